@@ -1,0 +1,14 @@
+/**
+ * Memory Table: durable, human-in-the-loop LangGraph agents on AWS Lambda.
+ * The public API; everything else under src/ is internal.
+ */
+export * from "./shared/errors";
+export { assertIdentifier, MAX_IDENTIFIER_LENGTH } from "./shared/identifiers";
+export {
+  TABLE_DEFINITION,
+  THREADS_BY_STATUS_INDEX,
+  THREADS_BY_TENANT_INDEX,
+  TTL_ATTRIBUTE,
+  createTableInput,
+} from "./checkpoint/dynamodb/table-definition";
+export { buildBookingGraph } from "./examples/booking";

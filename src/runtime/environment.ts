@@ -1,0 +1,18 @@
+/**
+ * Names of the environment variables the Lambda handler and the container entry read, in one place so the
+ * Terraform module sets exactly what the code reads.
+ */
+export const ENVIRONMENT = {
+  /** DynamoDB table of checkpoints, thread records and leases. */
+  tableName: "TABLE_NAME",
+  /** Module exporting a GraphFactory or an `assistants` map (container image only). */
+  graphModule: "GRAPH_MODULE",
+  /** JWT claim that carries the tenant id (default `custom:tenant_id`). */
+  tenantClaim: "TENANT_CLAIM",
+  /** pino level (default `info`). */
+  logLevel: "LOG_LEVEL",
+  /** Milliseconds before the Lambda deadline at which a run is stopped (default 3000). */
+  deadlineMarginMs: "DEADLINE_MARGIN_MS",
+  /** Optional DynamoDB endpoint (DynamoDB Local in development). */
+  dynamodbEndpoint: "DYNAMODB_ENDPOINT",
+} as const;
