@@ -16,3 +16,11 @@ export const ENVIRONMENT = {
   /** Optional DynamoDB endpoint (DynamoDB Local in development). */
   dynamodbEndpoint: "DYNAMODB_ENDPOINT",
 } as const;
+
+/** Handlers of the container image, as `CMD` values (`<file>.<export>` under the task root). */
+export const IMAGE_HANDLERS = {
+  /** The HTTP API handler (API Gateway payload 2.0). */
+  api: "index.handler",
+  /** Removes every item of threads whose record DynamoDB TTL deleted (table stream, TTL removals only). */
+  cleaner: "cleaner.handler",
+} as const;

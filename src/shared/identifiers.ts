@@ -4,6 +4,7 @@ import { InvalidIdentifierError } from "./errors";
 export const MAX_IDENTIFIER_LENGTH = 256;
 
 // C0 and C1 control characters: invisible in logs and consoles, never meaningful in an id.
+// eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 
 export interface IdentifierRules {

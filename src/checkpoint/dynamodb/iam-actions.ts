@@ -1,0 +1,19 @@
+/**
+ * Exactly the DynamoDB item actions Memory Table's code sends (saver, thread records, leases, inbox, cleaner).
+ * The Terraform module grants these and nothing else; a test checks the code uses no other command.
+ */
+export const DYNAMODB_ITEM_ACTIONS = [
+  "dynamodb:BatchGetItem",
+  "dynamodb:BatchWriteItem",
+  "dynamodb:GetItem",
+  "dynamodb:Query",
+  "dynamodb:UpdateItem",
+] as const;
+
+/** Actions the expired-thread cleaner needs on the table's stream (its event source mapping reads it). */
+export const DYNAMODB_STREAM_ACTIONS = [
+  "dynamodb:DescribeStream",
+  "dynamodb:GetRecords",
+  "dynamodb:GetShardIterator",
+  "dynamodb:ListStreams",
+] as const;

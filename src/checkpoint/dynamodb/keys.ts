@@ -1,0 +1,120 @@
+import { assertIdentifier } from "../../shared/identifiers";
+
+/**
+ * Builds and parses every key of the table (see table-definition.ts for the layout). No other file forms a key,
+ * and every key starts with the tenant: no code path can address a bare thread id.
+ *
+ * Tenant ids may not contain `#` (they prefix partition keys, and IAM `dynamodb:LeadingKeys` policies match
+ * `<tenant>#*`). Thread ids, namespaces, channels and task ids are escaped (`%` -> `%25`, `#` -> `%23`), so no
+ * choice of identifiers can forge another key: `a` + `b#c` and `a#b` + `c` stay distinct.
+ */
+
+export const THREAD_RECORD_SK = "m";
+export const ROOT_CHECKPOINT_PREFIX = "c#";
+export const NESTED_CHECKPOINT_PREFIX = "n#";
+export const BLOB_PREFIX = "b#";
+const WRITES_INFIX = "#w#";
+
+export function escapeKeyPart(value: string): string {
+  return value.replace(/%/g, "%25").replace(/#/g, "%23");
+}
+
+export function unescapeKeyPart(value: string): string {
+  return value.replace(/%23/g, "#").replace(/%25/g, "%");
+}
+
+export function assertTenantId(tenantId: unknown): string {
+  return assertIdentifier("tenant id", tenantId, { forbidden: "#" });
+}
+
+export function assertThreadId(threadId: unknown): string {
+  return assertIdentifier("thread_id", threadId);
+}
+
+export function assertNamespace(namespace: unknown): string {
+  return assertIdentifier("checkpoint_ns", namespace, { allowEmpty: true });
+}
+
+export function assertCheckpointId(checkpointId: unknown): string {
+  return assertIdentifier("checkpoint_id", checkpointId);
+}
+
+export function assertTaskId(taskId: unknown): string {
+  return assertIdentifier("task id", taskId);
+}
+
+/** `<tenant>#<escaped thread id>`: one partition per tenant thread. */
+export function buildPk(tenantId: string, threadId: string): string {
+  return `${tenantId}#${escapeKeyPart(threadId)}`;
+}
+
+/** The thread id of a partition key of `tenantId`, or undefined when the key belongs to another tenant. */
+export function parsePk(tenantId: string, pk: string): string | undefined {
+  const prefix = `${tenantId}#`;
+  return pk.startsWith(prefix) ? unescapeKeyPart(pk.slice(prefix.length)) : undefined;
+}
+
+/** Prefix of every checkpoint (and pending-write) sort key of one namespace. */
+export function checkpointPrefix(namespace: string): string {
+  return namespace === ""
+    ? ROOT_CHECKPOINT_PREFIX
+    : `${NESTED_CHECKPOINT_PREFIX}${escapeKeyPart(namespace)}#`;
+}
+
+export function buildCheckpointSk(namespace: string, checkpointId: string): string {
+  return `${checkpointPrefix(namespace)}${escapeKeyPart(checkpointId)}`;
+}
+
+/** Prefix of the pending writes of one checkpoint. */
+export function writesPrefix(namespace: string, checkpointId: string): string {
+  return `${buildCheckpointSk(namespace, checkpointId)}${WRITES_INFIX}`;
+}
+
+/** One `putWrites` call: `seq` orders calls (first writer wins for regular writes, last for special ones). */
+export function buildWritesSk(
+  namespace: string,
+  checkpointId: string,
+  taskId: string,
+  seq: string,
+): string {
+  return `${writesPrefix(namespace, checkpointId)}${escapeKeyPart(taskId)}#${seq}`;
+}
+
+export function buildBlobSk(
+  namespace: string,
+  channel: string,
+  version: string,
+  chunk?: number,
+): string {
+  const base = `${BLOB_PREFIX}${escapeKeyPart(namespace)}#${escapeKeyPart(channel)}#${escapeKeyPart(version)}`;
+  return chunk === undefined ? base : `${base}#${String(chunk).padStart(4, "0")}`;
+}
+
+export type ParsedSortKey =
+  | { kind: "thread" }
+  | { kind: "checkpoint"; namespace: string; checkpointId: string }
+  | { kind: "writes"; namespace: string; checkpointId: string }
+  | { kind: "blob" };
+
+/** Classifies a sort key read back from the table. */
+export function parseSk(sk: string): ParsedSortKey {
+  if (sk === THREAD_RECORD_SK) return { kind: "thread" };
+  if (sk.startsWith(BLOB_PREFIX)) return { kind: "blob" };
+  let namespace = "";
+  let rest: string;
+  if (sk.startsWith(ROOT_CHECKPOINT_PREFIX)) {
+    rest = sk.slice(ROOT_CHECKPOINT_PREFIX.length);
+  } else if (sk.startsWith(NESTED_CHECKPOINT_PREFIX)) {
+    const body = sk.slice(NESTED_CHECKPOINT_PREFIX.length);
+    const separator = body.indexOf("#");
+    namespace = unescapeKeyPart(body.slice(0, separator));
+    rest = body.slice(separator + 1);
+  } else {
+    throw new Error(`Unrecognised sort key: ${sk}`);
+  }
+  const writesAt = rest.indexOf(WRITES_INFIX);
+  if (writesAt === -1) {
+    return { kind: "checkpoint", namespace, checkpointId: unescapeKeyPart(rest) };
+  }
+  return { kind: "writes", namespace, checkpointId: unescapeKeyPart(rest.slice(0, writesAt)) };
+}
