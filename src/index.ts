@@ -11,4 +11,15 @@ export {
   TTL_ATTRIBUTE,
   createTableInput,
 } from "./checkpoint/dynamodb/table-definition";
+export {
+  BoundedInMemorySaver,
+  DEFAULT_IN_MEMORY_CHECKPOINT_CONFIG,
+  InMemorySaver,
+} from "./checkpoint/memory";
+export type {
+  BoundedInMemorySaverOptions,
+  InMemoryCheckpointConfig,
+  InMemorySaverStats,
+  PurgeResult,
+} from "./checkpoint/memory";
 export { buildBookingGraph } from "./examples/booking";
