@@ -12,8 +12,8 @@ import { assertIdentifier } from "../../shared/identifiers";
 export const THREAD_RECORD_SK = "m";
 export const ROOT_CHECKPOINT_PREFIX = "c#";
 export const NESTED_CHECKPOINT_PREFIX = "n#";
-export const BLOB_PREFIX = "b#";
 const WRITES_INFIX = "#w#";
+const CHUNK_INFIX = "#x#";
 
 export function escapeKeyPart(value: string): string {
   return value.replace(/%/g, "%25").replace(/#/g, "%23");
@@ -80,26 +80,16 @@ export function buildWritesSk(
   return `${writesPrefix(namespace, checkpointId)}${escapeKeyPart(taskId)}#${seq}`;
 }
 
-export function buildBlobSk(
-  namespace: string,
-  channel: string,
-  version: string,
-  chunk?: number,
-): string {
-  const base = `${BLOB_PREFIX}${escapeKeyPart(namespace)}#${escapeKeyPart(channel)}#${escapeKeyPart(version)}`;
-  return chunk === undefined ? base : `${base}#${String(chunk).padStart(4, "0")}`;
+/**
+ * A chunk of a value too large for its owner item (a checkpoint's channel value or a pending write): chunks sort
+ * right after their owner, so the Query that reads the owner usually reads them too.
+ */
+export function buildChunkSk(ownerSk: string, part: string, chunk: number): string {
+  return `${ownerSk}${CHUNK_INFIX}${escapeKeyPart(part)}#${String(chunk).padStart(4, "0")}`;
 }
 
-export type ParsedSortKey =
-  | { kind: "thread" }
-  | { kind: "checkpoint"; namespace: string; checkpointId: string }
-  | { kind: "writes"; namespace: string; checkpointId: string }
-  | { kind: "blob" };
-
-/** Classifies a sort key read back from the table. */
-export function parseSk(sk: string): ParsedSortKey {
-  if (sk === THREAD_RECORD_SK) return { kind: "thread" };
-  if (sk.startsWith(BLOB_PREFIX)) return { kind: "blob" };
+/** The namespace and checkpoint id of a checkpoint, pending-write or chunk sort key. */
+export function parseCheckpointSk(sk: string): { namespace: string; checkpointId: string } {
   let namespace = "";
   let rest: string;
   if (sk.startsWith(ROOT_CHECKPOINT_PREFIX)) {
@@ -110,11 +100,8 @@ export function parseSk(sk: string): ParsedSortKey {
     namespace = unescapeKeyPart(body.slice(0, separator));
     rest = body.slice(separator + 1);
   } else {
-    throw new Error(`Unrecognised sort key: ${sk}`);
+    throw new Error(`Not a checkpoint sort key: ${sk}`);
   }
-  const writesAt = rest.indexOf(WRITES_INFIX);
-  if (writesAt === -1) {
-    return { kind: "checkpoint", namespace, checkpointId: unescapeKeyPart(rest) };
-  }
-  return { kind: "writes", namespace, checkpointId: unescapeKeyPart(rest.slice(0, writesAt)) };
+  const end = rest.indexOf("#");
+  return { namespace, checkpointId: unescapeKeyPart(end === -1 ? rest : rest.slice(0, end)) };
 }

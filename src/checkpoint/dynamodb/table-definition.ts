@@ -9,11 +9,11 @@ import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
  *
  * | sk                                   | item                                                         |
  * |--------------------------------------|--------------------------------------------------------------|
- * | `b#<ns>#<channel>#<version>[#<n>]`   | a channel value too large to live inside its checkpoint item |
- * | `c#<checkpoint id>`                  | a root-namespace checkpoint, with its small new values inline |
- * | `c#<checkpoint id>#w#<task>#<seq>`   | one `putWrites` call's writes for that checkpoint            |
- * | `m`                                  | the thread record: status, next node, expiry, lease, inbox   |
- * | `n#<ns>#<checkpoint id>[#w#...]`     | the same for a subgraph namespace                            |
+ * | `c#<checkpoint id>`                  | a root-namespace checkpoint, with its new channel values inline |
+ * | `c#<checkpoint id>#w#<task>#<seq>`   | one `putWrites` call's writes for that checkpoint              |
+ * | `<owner sk>#x#<part>#<n>`            | chunk n of a value too large for its owner item                |
+ * | `m`                                  | the thread record: status, next node, expiry, lease, inbox     |
+ * | `n#<ns>#<checkpoint id>[#w#...]`     | the same for a subgraph namespace                              |
  *
  * Sort-key prefixes are ordered so that one descending Query between `c#` and `m` returns the thread record,
  * then the latest root checkpoint's pending writes, then that checkpoint: the common read is one round trip.

@@ -1,0 +1,68 @@
+import type { EncodedValue } from "./codec";
+
+/**
+ * Shapes of the items the saver stores (attribute names are short: DynamoDB bills them as item bytes).
+ * Every checkpoint, write and chunk item carries its thread's generation `g` (see thread-record.ts).
+ */
+export const ITEM_KIND = { checkpoint: "c", writes: "w", chunk: "x" } as const;
+
+/** A channel value stored inline: its channel version, serializer type, codec flag and bytes. */
+export interface InlineValue extends EncodedValue {
+  ver: string;
+}
+
+/** A channel value split into `n` chunk items after its owner item (too large to live inline). */
+export interface ChunkedValue {
+  ver: string;
+  t: string;
+  z: 0 | 1;
+  n: number;
+}
+
+export interface CheckpointItem {
+  pk: string;
+  sk: string;
+  k: typeof ITEM_KIND.checkpoint;
+  g: string;
+  /** The checkpoint without channel values. */
+  cp: EncodedValue;
+  md: EncodedValue;
+  /** Parent checkpoint id. */
+  p?: string;
+  /** Channel -> id of the checkpoint (this one or an ancestor) whose item holds the value of its version. */
+  loc: Record<string, string>;
+  /** Values new in this checkpoint (its `newVersions`), small enough to live in this item. */
+  vals: Record<string, InlineValue>;
+  /** Values new in this checkpoint stored as chunk items (`<sk>#x#<channel>#<n>`). */
+  big: Record<string, ChunkedValue>;
+}
+
+/** One write of a `putWrites` call: channel, index, and the value inline or as `n` chunks. */
+export interface StoredWrite {
+  c: string;
+  i: number;
+  t: string;
+  z: 0 | 1;
+  v?: Uint8Array;
+  n?: number;
+}
+
+export interface WritesItem {
+  pk: string;
+  sk: string;
+  k: typeof ITEM_KIND.writes;
+  g: string;
+  /** Task path (LangGraph's ordering key for writes). */
+  tp: string;
+  ws: StoredWrite[];
+}
+
+export interface ChunkItem {
+  pk: string;
+  sk: string;
+  k: typeof ITEM_KIND.chunk;
+  g: string;
+  d: Uint8Array;
+}
+
+export type StoredItem = CheckpointItem | WritesItem | ChunkItem;

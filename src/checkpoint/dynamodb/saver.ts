@@ -1,0 +1,1072 @@
+import { randomBytes } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
+import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  UpdateCommand,
+  type QueryCommandInput,
+} from "@aws-sdk/lib-dynamodb";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  BaseCheckpointSaver,
+  TASKS,
+  WRITES_IDX_MAP,
+  compareWritesSortKeys,
+  getCheckpointId,
+  maxChannelVersion,
+  writesSortKey,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  type PendingWrite,
+  type SerializerProtocol,
+} from "@langchain/langgraph-checkpoint";
+import { CheckpointTooLargeError, InvalidConfigurationError } from "../../shared/errors";
+import { nextChannelVersion } from "../versions";
+import { decodeBytes, encodeValue, type Compression, type EncodedValue } from "./codec";
+import {
+  ITEM_KIND,
+  type CheckpointItem,
+  type ChunkItem,
+  type ChunkedValue,
+  type InlineValue,
+  type StoredItem,
+  type StoredWrite,
+  type WritesItem,
+} from "./items";
+import {
+  ROOT_CHECKPOINT_PREFIX,
+  THREAD_RECORD_SK,
+  assertCheckpointId,
+  assertNamespace,
+  assertTaskId,
+  assertTenantId,
+  assertThreadId,
+  buildCheckpointSk,
+  buildChunkSk,
+  buildPk,
+  checkpointPrefix,
+  parseCheckpointSk,
+  writesPrefix,
+  buildWritesSk,
+} from "./keys";
+import { batchGetAll, batchWriteAll, withThrottlingRetry } from "./retry";
+import { THREADS_BY_TENANT_INDEX } from "./table-definition";
+import {
+  THREAD_ATTRIBUTES,
+  assertThreadStatus,
+  buildStatusUpdate,
+  buildThreadTouch,
+  emptyUpdate,
+  renderUpdate,
+  type ThreadStatus,
+  type UpdateFragment,
+} from "./thread-record";
+import { WriteBuffer } from "./write-buffer";
+
+export interface DynamoDBSaverOptions {
+  /** Name of the Memory Table DynamoDB table. */
+  tableName: string;
+  /** The tenant every key of this instance belongs to (from verified JWT claims only). */
+  tenantId: string;
+  /** A DynamoDB client to share across instances (one per container); or `clientConfig` to create one. */
+  client?: DynamoDBClient | DynamoDBDocumentClient;
+  clientConfig?: DynamoDBClientConfig;
+  /** Seconds a thread lives after its last write (default 30 days). */
+  ttlSeconds?: number;
+  /** Largest serialized checkpoint with its new channel values, in bytes (default 4 MiB). */
+  maxCheckpointBytes?: number;
+  /** Payload compression (default brotli). */
+  compression?: Compression;
+  serde?: SerializerProtocol;
+  /** Clock in epoch milliseconds (tests of expiry). */
+  now?: () => number;
+}
+
+export const DEFAULT_TTL_SECONDS = 30 * 24 * 60 * 60;
+export const DEFAULT_MAX_CHECKPOINT_BYTES = 4 * 1024 * 1024;
+
+// A value larger than this (encoded) is stored as chunk items; the rest of an item stays far below 400 KB.
+const MAX_INLINE_VALUE_BYTES = 64 * 1024;
+const MAX_INLINE_TOTAL_BYTES = 256 * 1024;
+const CHUNK_BYTES = 320 * 1024;
+// First page of a latest-checkpoint Query: the thread record, a few pending writes and the checkpoint.
+const LATEST_PAGE_LIMIT = 6;
+const LINEAGE_CACHE_SIZE = 128;
+
+interface ThreadState {
+  generation: string;
+  /** Epoch seconds. */
+  ttl: number;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Item = Record<string, any>;
+
+/**
+ * A LangGraph checkpoint saver on one DynamoDB table, bound to one tenant.
+ *
+ * - Keys: every key starts with the tenant (`keys.ts`); identifiers are validated before any request.
+ * - Delta storage: a checkpoint item holds the checkpoint without channel values plus the values new in it;
+ *   unchanged channels point (`loc`) at the ancestor item that holds their version. The checkpoint item is the
+ *   commit record: it is written last, so a reader never sees a checkpoint whose values are missing.
+ * - Reads are consistent; the latest root checkpoint with its pending writes and the thread record is one Query,
+ *   its older values one BatchGetItem.
+ * - Writes issued in the same event-loop turn share one BatchWriteItem (group commit).
+ * - Threads expire whole: the thread record's `ttl` is renewed by writes; an expired thread reads as absent.
+ */
+export class DynamoDBSaver extends BaseCheckpointSaver<string> {
+  readonly tenantId: string;
+  readonly tableName: string;
+  readonly ttlSeconds: number;
+  readonly maxCheckpointBytes: number;
+  private readonly compression: Compression;
+  private readonly client: DynamoDBDocumentClient;
+  private readonly buffer: WriteBuffer;
+  private readonly now: () => number;
+  private readonly threads = new Map<string, ThreadState>();
+  private readonly renewed = new Set<string>();
+  private readonly touches = new Map<string, Promise<ThreadState>>();
+  private readonly lineage = new Map<string, Record<string, string>>();
+  private sequence = 0;
+
+  constructor(options: DynamoDBSaverOptions) {
+    super(options.serde);
+    if (typeof options.tableName !== "string" || options.tableName.length === 0) {
+      throw new InvalidConfigurationError("tableName", "expected a non-empty string");
+    }
+    this.tableName = options.tableName;
+    this.tenantId = assertTenantId(options.tenantId);
+    this.ttlSeconds = positiveInteger("ttlSeconds", options.ttlSeconds, DEFAULT_TTL_SECONDS);
+    this.maxCheckpointBytes = positiveInteger(
+      "maxCheckpointBytes",
+      options.maxCheckpointBytes,
+      DEFAULT_MAX_CHECKPOINT_BYTES,
+    );
+    this.compression = options.compression ?? "brotli";
+    this.now = options.now ?? Date.now;
+    this.client = toDocumentClient(
+      options.client ?? new DynamoDBClient(options.clientConfig ?? {}),
+    );
+    this.buffer = new WriteBuffer(this.client, this.tableName);
+  }
+
+  override getNextVersion(current: string | undefined): string {
+    return nextChannelVersion(current);
+  }
+
+  /** The runtime renewed the thread record itself (with the lease): skip this instance's renewal write. */
+  noteThreadExpiry(threadId: string, ttlEpochSeconds: number): void {
+    this.renewed.add(threadId);
+    const known = this.threads.get(threadId);
+    if (known) known.ttl = ttlEpochSeconds;
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const threadId = config.configurable?.thread_id;
+    if (threadId === undefined || threadId === null) return undefined;
+    assertThreadId(threadId);
+    const namespace = assertNamespace(config.configurable?.checkpoint_ns ?? "");
+    const checkpointId = getCheckpointId(config);
+    if (checkpointId) assertCheckpointId(checkpointId);
+
+    const found =
+      checkpointId === undefined || checkpointId === ""
+        ? await this.readLatest(threadId, namespace)
+        : await this.readById(threadId, namespace, checkpointId);
+    if (!found) return undefined;
+    const [tuple] = await this.assembleTuples(threadId, [found]);
+    return tuple;
+  }
+
+  override async *list(
+    config: RunnableConfig,
+    options: CheckpointListOptions = {},
+  ): AsyncGenerator<CheckpointTuple> {
+    const { filter, before } = options;
+    let remaining = options.limit ?? Number.POSITIVE_INFINITY;
+    const beforeId = before?.configurable?.checkpoint_id as string | undefined;
+    const namespaceOption = config.configurable?.checkpoint_ns as string | undefined;
+    const namespace = namespaceOption === undefined ? undefined : assertNamespace(namespaceOption);
+    const threadId = config.configurable?.thread_id as string | undefined;
+    const threadIds =
+      threadId === undefined || threadId === null
+        ? this.listThreadIds()
+        : singleton(assertThreadId(threadId));
+
+    for await (const id of threadIds) {
+      if (remaining <= 0) return;
+      const groups = await this.readThreadCheckpoints(id, namespace);
+      const selected: CheckpointGroup[] = [];
+      for (const group of groups) {
+        if (remaining - selected.length <= 0) break;
+        if (beforeId !== undefined && !(group.checkpointId < beforeId)) continue;
+        if (filter && !(await this.matchesFilter(group.item, filter))) continue;
+        selected.push(group);
+      }
+      remaining -= selected.length;
+      yield* await this.assembleTuples(id, selected, groups);
+    }
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  override async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    const threadId = config.configurable?.thread_id;
+    if (threadId === undefined || threadId === null) {
+      throw new Error(
+        'Failed to put checkpoint. The passed RunnableConfig is missing a required "thread_id" field in its "configurable" property.',
+      );
+    }
+    assertThreadId(threadId);
+    const namespace = assertNamespace(config.configurable?.checkpoint_ns ?? "");
+    const checkpointId = assertCheckpointId(checkpoint.id);
+    const parentId = config.configurable?.checkpoint_id as string | undefined;
+    if (parentId) assertCheckpointId(parentId);
+
+    // Serialize everything before the first request: an oversized checkpoint is rejected with nothing written.
+    const { channel_values: channelValues, ...rest } = checkpoint;
+    const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped({
+      ...rest,
+      channel_values: {},
+    });
+    const [metadataType, metadataBytes] = await this.serde.dumpsTyped(metadata);
+    const newValues: Array<{ channel: string; version: string; type: string; bytes: Uint8Array }> =
+      [];
+    for (const channel of Object.keys(newVersions)) {
+      if (!(channel in channelValues)) continue;
+      const [type, bytes] = await this.serde.dumpsTyped(channelValues[channel]);
+      newValues.push({ channel, version: String(newVersions[channel]), type, bytes });
+    }
+    const totalBytes =
+      checkpointBytes.byteLength +
+      metadataBytes.byteLength +
+      newValues.reduce((sum, value) => sum + value.bytes.byteLength, 0);
+    if (totalBytes > this.maxCheckpointBytes) {
+      throw new CheckpointTooLargeError(this.maxCheckpointBytes, totalBytes);
+    }
+
+    const [thread, parentLocations] = await Promise.all([
+      this.ensureWritable(threadId),
+      parentId
+        ? this.readLocations(threadId, namespace, parentId)
+        : Promise.resolve<Record<string, string>>({}),
+    ]);
+    const pk = buildPk(this.tenantId, threadId);
+    const sk = buildCheckpointSk(namespace, checkpointId);
+    const item: CheckpointItem = {
+      pk,
+      sk,
+      k: ITEM_KIND.checkpoint,
+      g: thread.generation,
+      cp: encodeValue(checkpointType, checkpointBytes, this.compression),
+      md: encodeValue(metadataType, metadataBytes, this.compression),
+      loc: {},
+      vals: {},
+      big: {},
+    };
+    if (parentId) item.p = parentId;
+    const newChannels = new Set(Object.keys(newVersions));
+    for (const channel of Object.keys(checkpoint.channel_versions)) {
+      const inherited = parentLocations[channel];
+      if (!newChannels.has(channel) && inherited !== undefined) item.loc[channel] = inherited;
+    }
+    const chunks: ChunkItem[] = [];
+    let inlineBytes = 0;
+    for (const value of newValues) {
+      const encoded = encodeValue(value.type, value.bytes, this.compression);
+      item.loc[value.channel] = checkpointId;
+      const size = encoded.v.byteLength;
+      if (size <= MAX_INLINE_VALUE_BYTES && inlineBytes + size <= MAX_INLINE_TOTAL_BYTES) {
+        inlineBytes += size;
+        item.vals[value.channel] = { ...encoded, ver: value.version };
+      } else {
+        const parts = splitChunks(encoded.v).map((d, n) =>
+          chunkItem(pk, buildChunkSk(sk, value.channel, n), thread, d),
+        );
+        chunks.push(...parts);
+        item.big[value.channel] = {
+          ver: value.version,
+          t: encoded.t,
+          z: encoded.z,
+          n: parts.length,
+        };
+      }
+    }
+    // Chunks first, then the checkpoint item that references them: the commit point.
+    if (chunks.length > 0) await batchWriteAll(this.client, this.tableName, chunks.map(putRequest));
+    await this.buffer.write([item as unknown as Item]);
+    this.rememberLocations(threadId, namespace, checkpointId, item.loc);
+    return {
+      configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpointId },
+    };
+  }
+
+  override async putWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+    taskPath = "",
+  ): Promise<void> {
+    const threadId = config.configurable?.thread_id;
+    const checkpointId = config.configurable?.checkpoint_id;
+    if (threadId === undefined || threadId === null) {
+      throw new Error(
+        'Failed to put writes. The passed RunnableConfig is missing a required "thread_id" field in its "configurable" property',
+      );
+    }
+    if (checkpointId === undefined || checkpointId === null) {
+      throw new Error(
+        'Failed to put writes. The passed RunnableConfig is missing a required "checkpoint_id" field in its "configurable" property.',
+      );
+    }
+    assertThreadId(threadId);
+    assertCheckpointId(checkpointId);
+    assertTaskId(taskId);
+    const namespace = assertNamespace(config.configurable?.checkpoint_ns ?? "");
+    if (typeof taskPath !== "string") throw new TypeError("Invalid task path: expected a string");
+
+    const serialized = await Promise.all(
+      writes.map(async ([channel, value], position) => {
+        const [type, bytes] = await this.serde.dumpsTyped(value);
+        return { channel, index: WRITES_IDX_MAP[channel] ?? position, type, bytes };
+      }),
+    );
+    const thread = await this.ensureWritable(threadId);
+    const pk = buildPk(this.tenantId, threadId);
+    const sk = buildWritesSk(namespace, checkpointId, taskId, this.nextSequence());
+    const chunks: ChunkItem[] = [];
+    const stored: StoredWrite[] = [];
+    let inlineBytes = 0;
+    for (const write of serialized) {
+      const encoded = encodeValue(write.type, write.bytes, this.compression);
+      const size = encoded.v.byteLength;
+      if (size <= MAX_INLINE_VALUE_BYTES && inlineBytes + size <= MAX_INLINE_TOTAL_BYTES) {
+        inlineBytes += size;
+        stored.push({ c: write.channel, i: write.index, t: encoded.t, z: encoded.z, v: encoded.v });
+      } else {
+        const part = String(stored.length);
+        const parts = splitChunks(encoded.v).map((d, n) =>
+          chunkItem(pk, buildChunkSk(sk, part, n), thread, d),
+        );
+        chunks.push(...parts);
+        stored.push({
+          c: write.channel,
+          i: write.index,
+          t: encoded.t,
+          z: encoded.z,
+          n: parts.length,
+        });
+      }
+    }
+    const item: WritesItem = {
+      pk,
+      sk,
+      k: ITEM_KIND.writes,
+      g: thread.generation,
+      tp: taskPath,
+      ws: stored,
+    };
+    if (chunks.length > 0) await batchWriteAll(this.client, this.tableName, chunks.map(putRequest));
+    await this.buffer.write([item as unknown as Item]);
+  }
+
+  override async deleteThread(threadId: string): Promise<void> {
+    assertThreadId(threadId);
+    await removePartition(
+      this.client,
+      this.tableName,
+      buildPk(this.tenantId, threadId),
+      () => true,
+    );
+    this.forget(threadId);
+  }
+
+  /**
+   * Sets the thread's operational status (and next node, for paused threads) on its record, renewing its expiry.
+   * `config` needs only `thread_id`.
+   */
+  async markStatus(config: RunnableConfig, status: ThreadStatus, nextNode?: string): Promise<void> {
+    const threadId = assertThreadId(config.configurable?.thread_id);
+    assertThreadStatus(status);
+    if (nextNode !== undefined && typeof nextNode !== "string") {
+      throw new TypeError("Invalid next node: expected a string");
+    }
+    await this.touch(threadId, buildStatusUpdate(this.tenantId, status, nextNode));
+  }
+
+  // ---------------------------------------------------------------- thread records
+
+  /** The thread's generation, creating or renewing its record when this instance has not yet done so. */
+  private async ensureWritable(threadId: string): Promise<ThreadState> {
+    const known = this.threads.get(threadId);
+    const nowSeconds = Math.floor(this.now() / 1000);
+    if (known && known.ttl > nowSeconds && this.renewed.has(threadId)) return known;
+    const inFlight = this.touches.get(threadId);
+    if (inFlight) return inFlight;
+    const touch = this.touch(threadId, emptyUpdate()).finally(() => this.touches.delete(threadId));
+    this.touches.set(threadId, touch);
+    return touch;
+  }
+
+  /**
+   * One conditional UpdateItem on the thread record: create or renew it, plus `extra` clauses. On an expired
+   * record the old thread is removed first, so nothing of it can come back under the renewed expiry.
+   */
+  private async touch(threadId: string, extra: UpdateFragment): Promise<ThreadState> {
+    const nowMs = this.now();
+    const update = renderUpdate(
+      buildThreadTouch({
+        tenantId: this.tenantId,
+        threadId,
+        nowMs,
+        ttlSeconds: this.ttlSeconds,
+        newGeneration: randomBytes(8).toString("hex"),
+      }),
+      extra,
+    );
+    const send = () =>
+      withThrottlingRetry(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk: buildPk(this.tenantId, threadId), sk: THREAD_RECORD_SK },
+            ...update,
+            ConditionExpression: "attribute_not_exists(#ttl) OR #ttl > :now_seconds",
+            ExpressionAttributeValues: {
+              ...update.ExpressionAttributeValues,
+              ":now_seconds": Math.floor(nowMs / 1000),
+            },
+            ReturnValues: "ALL_NEW",
+          }),
+        ),
+      );
+    let response;
+    try {
+      response = await send();
+    } catch (error) {
+      if (!(error instanceof Error) || error.name !== "ConditionalCheckFailedException")
+        throw error;
+      await this.deleteThread(threadId);
+      response = await send();
+    }
+    const state = this.rememberThread(threadId, response.Attributes);
+    this.renewed.add(threadId);
+    if (!state) throw new Error("DynamoDB returned no thread record after an update");
+    return state;
+  }
+
+  private rememberThread(threadId: string, record: Item | undefined): ThreadState | undefined {
+    if (!record) return undefined;
+    const state: ThreadState = {
+      generation: String(record[THREAD_ATTRIBUTES.generation]),
+      ttl: Number(record[THREAD_ATTRIBUTES.ttl]),
+    };
+    this.threads.set(threadId, state);
+    return state;
+  }
+
+  /** A live thread's state from a record read in a query, or undefined for a missing or expired thread. */
+  private liveThread(threadId: string, record: Item | undefined): ThreadState | undefined {
+    const state = this.rememberThread(threadId, record);
+    if (!state || state.ttl <= Math.floor(this.now() / 1000)) return undefined;
+    return state;
+  }
+
+  private async readThread(threadId: string): Promise<ThreadState | undefined> {
+    const known = this.threads.get(threadId);
+    // Expiry only moves forward while the record lives, so a cached live expiry is still live.
+    if (known && known.ttl > Math.floor(this.now() / 1000)) return known;
+    const response = await withThrottlingRetry(() =>
+      this.client.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: { pk: buildPk(this.tenantId, threadId), sk: THREAD_RECORD_SK },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return this.liveThread(threadId, response.Item);
+  }
+
+  private forget(threadId: string): void {
+    this.threads.delete(threadId);
+    this.renewed.delete(threadId);
+    const prefix = `${threadId}\u0000`;
+    for (const key of this.lineage.keys()) if (key.startsWith(prefix)) this.lineage.delete(key);
+  }
+
+  // ---------------------------------------------------------------- checkpoint reads
+
+  /** Latest checkpoint of a namespace with its writes and chunks; the root one in a single Query. */
+  private async readLatest(
+    threadId: string,
+    namespace: string,
+  ): Promise<CheckpointGroup | undefined> {
+    const pk = buildPk(this.tenantId, threadId);
+    const root = namespace === "";
+    const input: QueryCommandInput = root
+      ? {
+          TableName: this.tableName,
+          KeyConditionExpression: "pk = :pk AND sk BETWEEN :low AND :high",
+          ExpressionAttributeValues: {
+            ":pk": pk,
+            ":low": ROOT_CHECKPOINT_PREFIX,
+            ":high": THREAD_RECORD_SK,
+          },
+        }
+      : {
+          TableName: this.tableName,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+          ExpressionAttributeValues: { ":pk": pk, ":prefix": checkpointPrefix(namespace) },
+        };
+    const threadRead = root ? undefined : this.readThread(threadId);
+    let thread: ThreadState | undefined;
+    const pending: StoredItem[] = [];
+    let startKey: Item | undefined;
+    let limit = LATEST_PAGE_LIMIT;
+    for (;;) {
+      const page = await this.query({
+        ...input,
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        Limit: limit,
+        ExclusiveStartKey: startKey,
+      });
+      for (const raw of page.Items ?? []) {
+        if (raw.sk === THREAD_RECORD_SK) {
+          thread = this.liveThread(threadId, raw);
+          if (!thread) return undefined;
+          continue;
+        }
+        if (root && !thread) return undefined;
+        const item = raw as unknown as StoredItem;
+        if (item.k !== ITEM_KIND.checkpoint) {
+          pending.push(item);
+          continue;
+        }
+        thread ??= await threadRead;
+        if (!thread) return undefined;
+        if (item.g !== thread.generation) continue;
+        const { checkpointId } = parseCheckpointSk(item.sk);
+        return this.group(thread, item, checkpointId, pending);
+      }
+      if (root && !thread) return undefined;
+      startKey = page.LastEvaluatedKey;
+      if (!startKey) return undefined;
+      limit = 50;
+    }
+  }
+
+  private async readById(
+    threadId: string,
+    namespace: string,
+    checkpointId: string,
+  ): Promise<CheckpointGroup | undefined> {
+    const pk = buildPk(this.tenantId, threadId);
+    const sk = buildCheckpointSk(namespace, checkpointId);
+    const [thread, items] = await Promise.all([
+      this.readThread(threadId),
+      this.queryAll({
+        TableName: this.tableName,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": pk, ":prefix": sk },
+        ConsistentRead: true,
+      }),
+    ]);
+    if (!thread) return undefined;
+    const own = (items as unknown as StoredItem[]).filter(
+      (item) => item.sk === sk || item.sk.startsWith(`${sk}#`),
+    );
+    const checkpoint = own.find((item): item is CheckpointItem => item.k === ITEM_KIND.checkpoint);
+    if (!checkpoint || checkpoint.g !== thread.generation) return undefined;
+    return this.group(thread, checkpoint, checkpointId, own);
+  }
+
+  /** Every live checkpoint of a thread (one namespace, or all), newest first across namespaces. */
+  private async readThreadCheckpoints(
+    threadId: string,
+    namespace: string | undefined,
+  ): Promise<CheckpointGroup[]> {
+    const pk = buildPk(this.tenantId, threadId);
+    const [thread, items] = await Promise.all([
+      this.readThread(threadId),
+      this.queryAll({
+        TableName: this.tableName,
+        ...(namespace === undefined
+          ? {
+              KeyConditionExpression: "pk = :pk AND sk >= :low",
+              ExpressionAttributeValues: { ":pk": pk, ":low": ROOT_CHECKPOINT_PREFIX },
+            }
+          : {
+              KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+              ExpressionAttributeValues: { ":pk": pk, ":prefix": checkpointPrefix(namespace) },
+            }),
+        ConsistentRead: true,
+      }),
+    ]);
+    if (!thread) return [];
+    const byCheckpoint = new Map<string, { item?: CheckpointItem; related: StoredItem[] }>();
+    for (const raw of items) {
+      if (raw.sk === THREAD_RECORD_SK) continue;
+      const item = raw as unknown as StoredItem;
+      if (item.g !== thread.generation) continue;
+      const { namespace: ns, checkpointId } = parseCheckpointSk(item.sk);
+      const key = `${ns}\u0000${checkpointId}`;
+      const entry = byCheckpoint.get(key) ?? { related: [] };
+      if (item.k === ITEM_KIND.checkpoint) entry.item = item;
+      else entry.related.push(item);
+      byCheckpoint.set(key, entry);
+    }
+    const groups: CheckpointGroup[] = [];
+    for (const entry of byCheckpoint.values()) {
+      if (!entry.item) continue;
+      const { checkpointId } = parseCheckpointSk(entry.item.sk);
+      groups.push(this.group(thread, entry.item, checkpointId, entry.related));
+    }
+    return groups.sort((a, b) =>
+      a.checkpointId < b.checkpointId ? 1 : a.checkpointId > b.checkpointId ? -1 : 0,
+    );
+  }
+
+  private group(
+    thread: ThreadState,
+    item: CheckpointItem,
+    checkpointId: string,
+    related: StoredItem[],
+  ): CheckpointGroup {
+    const { namespace } = parseCheckpointSk(item.sk);
+    const ownPrefix = `${item.sk}#`;
+    const own = related.filter(
+      (other) => other.sk.startsWith(ownPrefix) && other.g === thread.generation,
+    );
+    return {
+      item,
+      namespace,
+      checkpointId,
+      writes: own.filter((other): other is WritesItem => other.k === ITEM_KIND.writes),
+      chunks: own.filter((other): other is ChunkItem => other.k === ITEM_KIND.chunk),
+    };
+  }
+
+  /** Channel locations of a checkpoint (to inherit in its child), from this instance's cache or one GetItem. */
+  private async readLocations(
+    threadId: string,
+    namespace: string,
+    checkpointId: string,
+  ): Promise<Record<string, string>> {
+    const cached = this.lineage.get(lineageKey(threadId, namespace, checkpointId));
+    if (cached) return cached;
+    const response = await withThrottlingRetry(() =>
+      this.client.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: {
+            pk: buildPk(this.tenantId, threadId),
+            sk: buildCheckpointSk(namespace, checkpointId),
+          },
+          ProjectionExpression: "loc",
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return (response.Item?.loc as Record<string, string> | undefined) ?? {};
+  }
+
+  private rememberLocations(
+    threadId: string,
+    namespace: string,
+    checkpointId: string,
+    locations: Record<string, string>,
+  ): void {
+    const key = lineageKey(threadId, namespace, checkpointId);
+    this.lineage.delete(key);
+    this.lineage.set(key, locations);
+    if (this.lineage.size > LINEAGE_CACHE_SIZE) {
+      const oldest = this.lineage.keys().next().value;
+      if (oldest !== undefined) this.lineage.delete(oldest);
+    }
+  }
+
+  // ---------------------------------------------------------------- tuple assembly
+
+  /**
+   * Turns checkpoint groups into tuples: values held by other (ancestor) checkpoint items and chunks not read
+   * yet are fetched in one BatchGetItem for all groups; `known` groups already in memory are used first.
+   */
+  private async assembleTuples(
+    threadId: string,
+    groups: CheckpointGroup[],
+    known: CheckpointGroup[] = groups,
+  ): Promise<CheckpointTuple[]> {
+    if (groups.length === 0) return [];
+    const pk = buildPk(this.tenantId, threadId);
+    const holders = new Map<string, CheckpointItem>();
+    const chunkData = new Map<string, Uint8Array>();
+    for (const group of known) {
+      holders.set(group.item.sk, group.item);
+      for (const chunk of group.chunks) chunkData.set(chunk.sk, chunk.d);
+    }
+    const decoded = await Promise.all(
+      groups.map(async (group) => ({
+        group,
+        checkpoint: (await this.decode(group.item.cp)) as Checkpoint,
+      })),
+    );
+
+    const missingHolders = new Set<string>();
+    for (const { group, checkpoint } of decoded) {
+      for (const channel of Object.keys(checkpoint.channel_versions)) {
+        const holder = group.item.loc[channel];
+        if (holder === undefined) continue;
+        const holderSk = buildCheckpointSk(group.namespace, holder);
+        if (!holders.has(holderSk)) missingHolders.add(holderSk);
+      }
+    }
+    if (missingHolders.size > 0) {
+      const fetched = await batchGetAll(
+        this.client,
+        this.tableName,
+        [...missingHolders].map((sk) => ({ pk, sk })),
+        { ProjectionExpression: "sk, g, vals, big" },
+      );
+      for (const item of fetched) holders.set(String(item.sk), item as unknown as CheckpointItem);
+    }
+
+    // Chunked values not read with their owner (older checkpoints' large values): one more BatchGetItem.
+    const wantedChunks: string[] = [];
+    const collectChunks = (ownerSk: string, part: string, count: number) => {
+      for (let n = 0; n < count; n += 1) {
+        const sk = buildChunkSk(ownerSk, part, n);
+        if (!chunkData.has(sk)) wantedChunks.push(sk);
+      }
+    };
+    for (const { group, checkpoint } of decoded) {
+      for (const channel of Object.keys(checkpoint.channel_versions)) {
+        const holder = group.item.loc[channel];
+        if (holder === undefined) continue;
+        const holderItem = holders.get(buildCheckpointSk(group.namespace, holder));
+        const big = holderItem?.big?.[channel];
+        if (holderItem && big) collectChunks(holderItem.sk, channel, big.n);
+      }
+      for (const writes of group.writes) {
+        writes.ws.forEach((write, position) => {
+          if (write.n !== undefined) collectChunks(writes.sk, String(position), write.n);
+        });
+      }
+    }
+    if (wantedChunks.length > 0) {
+      const fetched = await batchGetAll(
+        this.client,
+        this.tableName,
+        wantedChunks.map((sk) => ({ pk, sk })),
+      );
+      for (const item of fetched) chunkData.set(String(item.sk), item.d as Uint8Array);
+    }
+
+    return Promise.all(
+      decoded.map(async ({ group, checkpoint }) => {
+        const channelValues: Record<string, unknown> = {};
+        for (const [channel, version] of Object.entries(checkpoint.channel_versions)) {
+          const holder = group.item.loc[channel];
+          if (holder === undefined) continue;
+          const holderItem = holders.get(buildCheckpointSk(group.namespace, holder));
+          if (!holderItem || holderItem.g !== group.item.g) continue;
+          const inline: InlineValue | undefined = holderItem.vals?.[channel];
+          const big: ChunkedValue | undefined = holderItem.big?.[channel];
+          if (inline && inline.ver === String(version)) {
+            channelValues[channel] = await this.decode(inline);
+          } else if (big && big.ver === String(version)) {
+            const bytes = joinChunks(holderItem.sk, channel, big.n, chunkData);
+            channelValues[channel] = await this.decode({ t: big.t, z: big.z, v: bytes });
+          }
+        }
+        checkpoint.channel_values = channelValues;
+        const pendingWrites = await this.decodeWrites(group.writes, chunkData);
+        const parentId = group.item.p;
+        if (checkpoint.v < 4 && parentId !== undefined) {
+          await this.migratePendingSends(threadId, group.namespace, parentId, checkpoint);
+        }
+        const tuple: CheckpointTuple = {
+          config: {
+            configurable: {
+              thread_id: threadId,
+              checkpoint_ns: group.namespace,
+              checkpoint_id: group.checkpointId,
+            },
+          },
+          checkpoint,
+          metadata: (await this.decode(group.item.md)) as CheckpointMetadata,
+          pendingWrites: pendingWrites.map(({ taskId, channel, value }) => [
+            taskId,
+            channel,
+            value,
+          ]),
+        };
+        if (parentId !== undefined) {
+          tuple.parentConfig = {
+            configurable: {
+              thread_id: threadId,
+              checkpoint_ns: group.namespace,
+              checkpoint_id: parentId,
+            },
+          };
+        }
+        this.rememberLocations(threadId, group.namespace, group.checkpointId, group.item.loc);
+        return tuple;
+      }),
+    );
+  }
+
+  /**
+   * Pending writes in LangGraph's order. Every `putWrites` call is its own item, so a retried call cannot
+   * overwrite: per (task, index) the first call wins for regular writes, the last for special channels.
+   */
+  private async decodeWrites(
+    items: WritesItem[],
+    chunkData: Map<string, Uint8Array>,
+  ): Promise<Array<{ taskId: string; channel: string; value: unknown }>> {
+    const ordered = [...items].sort((a, b) => (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0));
+    const chosen = new Map<
+      string,
+      { taskId: string; taskPath: string; write: StoredWrite; bytes: () => Uint8Array }
+    >();
+    for (const item of ordered) {
+      const taskId = taskIdOfWritesSk(item.sk);
+      item.ws.forEach((write, position) => {
+        const key = `${taskId}\u0000${write.i}`;
+        if (write.i >= 0 && chosen.has(key)) return;
+        chosen.set(key, {
+          taskId,
+          taskPath: item.tp ?? "",
+          write,
+          bytes: () =>
+            write.n !== undefined
+              ? joinChunks(item.sk, String(position), write.n, chunkData)
+              : (write.v as Uint8Array),
+        });
+      });
+    }
+    const entries = [...chosen.values()].sort((a, b) =>
+      compareWritesSortKeys(
+        writesSortKey(a.taskPath, a.taskId, a.write.i),
+        writesSortKey(b.taskPath, b.taskId, b.write.i),
+      ),
+    );
+    return Promise.all(
+      entries.map(async (entry) => ({
+        taskId: entry.taskId,
+        channel: entry.write.c,
+        value: await this.decode({ t: entry.write.t, z: entry.write.z, v: entry.bytes() }),
+      })),
+    );
+  }
+
+  /** Checkpoints before format v4 kept pending sends as the parent's TASKS writes. */
+  private async migratePendingSends(
+    threadId: string,
+    namespace: string,
+    parentId: string,
+    checkpoint: Checkpoint,
+  ): Promise<void> {
+    const items = (await this.queryAll({
+      TableName: this.tableName,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: {
+        ":pk": buildPk(this.tenantId, threadId),
+        ":prefix": writesPrefix(namespace, parentId),
+      },
+      ConsistentRead: true,
+    })) as unknown as StoredItem[];
+    const writes = await this.decodeWrites(
+      items.filter((item): item is WritesItem => item.k === ITEM_KIND.writes),
+      new Map(
+        items
+          .filter((item): item is ChunkItem => item.k === ITEM_KIND.chunk)
+          .map((c) => [c.sk, c.d]),
+      ),
+    );
+    checkpoint.channel_values[TASKS] = writes
+      .filter((w) => w.channel === TASKS)
+      .map((w) => w.value);
+    const versions = Object.values(checkpoint.channel_versions);
+    checkpoint.channel_versions[TASKS] =
+      versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+  }
+
+  private async matchesFilter(
+    item: CheckpointItem,
+    filter: Record<string, unknown>,
+  ): Promise<boolean> {
+    const metadata = (await this.decode(item.md)) as Record<string, unknown>;
+    return Object.entries(filter).every(([key, value]) => isDeepStrictEqual(metadata[key], value));
+  }
+
+  private decode(value: Pick<EncodedValue, "t" | "z" | "v">): Promise<unknown> {
+    return this.serde.loadsTyped(value.t, decodeBytes(value));
+  }
+
+  // ---------------------------------------------------------------- plumbing
+
+  private async *listThreadIds(): AsyncGenerator<string> {
+    let startKey: Item | undefined;
+    do {
+      const page = await this.query({
+        TableName: this.tableName,
+        IndexName: THREADS_BY_TENANT_INDEX.name,
+        KeyConditionExpression: "#tenant = :tenant",
+        ExpressionAttributeNames: { "#tenant": THREADS_BY_TENANT_INDEX.partitionKey },
+        ExpressionAttributeValues: { ":tenant": this.tenantId },
+        ProjectionExpression: "thread_id",
+        ScanIndexForward: false,
+        ExclusiveStartKey: startKey,
+      });
+      for (const item of page.Items ?? []) yield String(item.thread_id);
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+  }
+
+  private query(input: QueryCommandInput) {
+    return withThrottlingRetry(() => this.client.send(new QueryCommand(input)));
+  }
+
+  private async queryAll(input: QueryCommandInput): Promise<Item[]> {
+    const items: Item[] = [];
+    let startKey: Item | undefined;
+    do {
+      const page = await this.query({ ...input, ExclusiveStartKey: startKey });
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+
+  /** Time-ordered, unique per process: orders the `putWrites` calls of one task. */
+  private nextSequence(): string {
+    this.sequence = (this.sequence + 1) % 0x10000;
+    return `${this.now().toString(16).padStart(12, "0")}${this.sequence.toString(16).padStart(4, "0")}${randomBytes(3).toString("hex")}`;
+  }
+}
+
+interface CheckpointGroup {
+  item: CheckpointItem;
+  namespace: string;
+  checkpointId: string;
+  writes: WritesItem[];
+  chunks: ChunkItem[];
+}
+
+/**
+ * Deletes every item of one partition that `shouldDelete` selects (keys only are read), in batches of 25.
+ * Shared by `deleteThread` and the expired-thread cleaner.
+ */
+export async function removePartition(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  pk: string,
+  shouldDelete: (item: Item) => boolean,
+  projection = "pk, sk",
+): Promise<number> {
+  let removed = 0;
+  let startKey: Item | undefined;
+  do {
+    const page = await withThrottlingRetry(() =>
+      client.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": pk },
+          ProjectionExpression: projection,
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      ),
+    );
+    const doomed = (page.Items ?? []).filter(shouldDelete);
+    await batchWriteAll(
+      client,
+      tableName,
+      doomed.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })),
+    );
+    removed += doomed.length;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return removed;
+}
+
+export function toDocumentClient(
+  client: DynamoDBClient | DynamoDBDocumentClient,
+): DynamoDBDocumentClient {
+  if (client instanceof DynamoDBDocumentClient) return client;
+  return DynamoDBDocumentClient.from(client, {
+    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
+  });
+}
+
+function taskIdOfWritesSk(sk: string): string {
+  // `<checkpoint sk>#w#<escaped task id>#<seq>`
+  const afterInfix = sk.slice(sk.lastIndexOf("#w#") + 3);
+  const task = afterInfix.slice(0, afterInfix.lastIndexOf("#"));
+  return task.replace(/%23/g, "#").replace(/%25/g, "%");
+}
+
+function splitChunks(bytes: Uint8Array): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  for (let offset = 0; offset < bytes.byteLength; offset += CHUNK_BYTES) {
+    parts.push(bytes.subarray(offset, offset + CHUNK_BYTES));
+  }
+  return parts;
+}
+
+function joinChunks(
+  ownerSk: string,
+  part: string,
+  count: number,
+  chunks: Map<string, Uint8Array>,
+): Uint8Array {
+  const parts: Uint8Array[] = [];
+  for (let n = 0; n < count; n += 1) {
+    const chunk = chunks.get(buildChunkSk(ownerSk, part, n));
+    if (!chunk) throw new Error(`Missing chunk ${n} of ${count} for ${ownerSk}`);
+    parts.push(chunk);
+  }
+  return new Uint8Array(Buffer.concat(parts));
+}
+
+function chunkItem(pk: string, sk: string, thread: ThreadState, d: Uint8Array): ChunkItem {
+  return { pk, sk, k: ITEM_KIND.chunk, g: thread.generation, d };
+}
+
+function putRequest(item: StoredItem) {
+  return { PutRequest: { Item: item as unknown as Item } };
+}
+
+function lineageKey(threadId: string, namespace: string, checkpointId: string): string {
+  return `${threadId}\u0000${namespace}\u0000${checkpointId}`;
+}
+
+async function* singleton<T>(value: T): AsyncGenerator<T> {
+  yield value;
+}
+
+function positiveInteger(option: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new InvalidConfigurationError(
+      option,
+      `expected a positive integer, got ${String(value)}`,
+    );
+  }
+  return value;
+}
