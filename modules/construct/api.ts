@@ -1,0 +1,137 @@
+import { Construct } from "constructs";
+import { Fn, Op } from "cdktf";
+import { Apigatewayv2Api } from "@cdktf/provider-aws/lib/apigatewayv2-api";
+import { Apigatewayv2Authorizer } from "@cdktf/provider-aws/lib/apigatewayv2-authorizer";
+import { Apigatewayv2Integration } from "@cdktf/provider-aws/lib/apigatewayv2-integration";
+import { Apigatewayv2Route } from "@cdktf/provider-aws/lib/apigatewayv2-route";
+import { Apigatewayv2Stage } from "@cdktf/provider-aws/lib/apigatewayv2-stage";
+import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group";
+import { LambdaPermission } from "@cdktf/provider-aws/lib/lambda-permission";
+import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
+import { ROUTES, RouteDefinition } from "../../src/runtime/routes";
+import { isLiteral } from "./rules";
+
+/** Stable construct id of a route (`POST /threads/{thread_id}/runs/wait` -> `route_post_threads_thread_id_runs_wait`). */
+export function routeId(route: RouteDefinition): string {
+  const path = route.path
+    .replace(/[{}]/g, "")
+    .replace(/[^A-Za-z0-9]+/g, "_")
+    .replace(/^_|_$/g, "");
+  return `route_${route.method.toLowerCase()}_${path}`;
+}
+
+/** What the stage writes per request: enough to trace a call, never a token or a body. */
+export const ACCESS_LOG_FORMAT = {
+  requestId: "$context.requestId",
+  ip: "$context.identity.sourceIp",
+  requestTime: "$context.requestTime",
+  httpMethod: "$context.httpMethod",
+  routeKey: "$context.routeKey",
+  status: "$context.status",
+  protocol: "$context.protocol",
+  responseLength: "$context.responseLength",
+  integrationStatus: "$context.integrationStatus",
+  integrationLatency: "$context.integrationLatency",
+  authorizerError: "$context.authorizer.error",
+  subject: "$context.authorizer.claims.sub",
+};
+
+export interface HttpApiProps {
+  name: string;
+  function: LambdaFunction;
+  issuer: string;
+  audience: string[];
+  corsAllowOrigins: string[];
+  throttlingBurstLimit: number;
+  throttlingRateLimit: number;
+  accessLogGroup: CloudwatchLogGroup;
+  tags: Record<string, string>;
+}
+
+/**
+ * The HTTP API: one explicit route per handler route, every one behind the JWT authorizer (no `$default` route,
+ * and HTTP APIs answer CORS preflight themselves), access logs, throttling, CORS only for listed origins.
+ */
+export class HttpApi extends Construct {
+  readonly api: Apigatewayv2Api;
+  readonly authorizer: Apigatewayv2Authorizer;
+  readonly integration: Apigatewayv2Integration;
+  readonly routes: Apigatewayv2Route[];
+  readonly stage: Apigatewayv2Stage;
+  readonly permission: LambdaPermission;
+
+  constructor(scope: Construct, id: string, props: HttpApiProps) {
+    super(scope, id);
+    this.api = new Apigatewayv2Api(this, "api", {
+      name: props.name,
+      protocolType: "HTTP",
+      tags: props.tags,
+    });
+    this.addCors(props.corsAllowOrigins);
+    this.authorizer = new Apigatewayv2Authorizer(this, "authorizer", {
+      apiId: this.api.id,
+      name: "jwt",
+      authorizerType: "JWT",
+      identitySources: ["$request.header.Authorization"],
+      jwtConfiguration: { issuer: props.issuer, audience: props.audience },
+    });
+    this.integration = new Apigatewayv2Integration(this, "integration", {
+      apiId: this.api.id,
+      integrationType: "AWS_PROXY",
+      integrationUri: props.function.invokeArn,
+      payloadFormatVersion: "2.0",
+      timeoutMilliseconds: 30000,
+    });
+    this.routes = ROUTES.map(
+      (route) =>
+        new Apigatewayv2Route(this, routeId(route), {
+          apiId: this.api.id,
+          routeKey: `${route.method} ${route.path}`,
+          target: `integrations/${this.integration.id}`,
+          authorizationType: "JWT",
+          authorizerId: this.authorizer.id,
+        }),
+    );
+    this.stage = new Apigatewayv2Stage(this, "stage", {
+      apiId: this.api.id,
+      name: "$default",
+      autoDeploy: true,
+      accessLogSettings: {
+        destinationArn: props.accessLogGroup.arn,
+        format: JSON.stringify(ACCESS_LOG_FORMAT),
+      },
+      defaultRouteSettings: {
+        throttlingBurstLimit: props.throttlingBurstLimit,
+        throttlingRateLimit: props.throttlingRateLimit,
+        detailedMetricsEnabled: true,
+      },
+      tags: props.tags,
+    });
+    this.permission = new LambdaPermission(this, "permission", {
+      statementId: "AllowThisHttpApi",
+      action: "lambda:InvokeFunction",
+      functionName: props.function.functionName,
+      principal: "apigateway.amazonaws.com",
+      sourceArn: `${this.api.executionArn}/*/*`,
+    });
+  }
+
+  /** A CORS block only when origins are listed (the provider binding cannot render an optional block itself). */
+  private addCors(origins: string[]): void {
+    const cors = {
+      allow_origins: origins,
+      allow_methods: [...new Set(ROUTES.map((route) => route.method))].sort(),
+      allow_headers: ["authorization", "content-type"],
+      max_age: 3600,
+    };
+    if (isLiteral(origins)) {
+      if (origins.length > 0) this.api.addOverride("cors_configuration", cors);
+      return;
+    }
+    this.api.addOverride("dynamic.cors_configuration", {
+      // `> 0` would render as `> undefined` (CDKTF drops a literal 0 operand).
+      for_each: Fn.conditional(Op.gte(Fn.lengthOf(origins), 1), [1], []),
+      content: cors,
+    });
+  }
+}

@@ -1,0 +1,42 @@
+import { Construct } from "constructs";
+import { LambdaEventSourceMapping } from "@cdktf/provider-aws/lib/lambda-event-source-mapping";
+import { THREAD_RECORD_SK } from "../../src/checkpoint/dynamodb/keys";
+import { TABLE_DEFINITION } from "../../src/checkpoint/dynamodb/table-definition";
+
+/**
+ * Only what DynamoDB TTL removed (not a user's delete), and only thread records: the cleaner then deletes the
+ * rest of that thread's items, which carry no TTL of their own.
+ */
+export const TTL_REMOVAL_FILTER = {
+  userIdentity: { type: ["Service"], principalId: ["dynamodb.amazonaws.com"] },
+  eventName: ["REMOVE"],
+  dynamodb: { Keys: { [TABLE_DEFINITION.sortKey]: { S: [THREAD_RECORD_SK] } } },
+};
+
+export interface CleanerTriggerProps {
+  streamArn: string;
+  functionArn: string;
+  deadLetterQueueArn: string;
+  kmsKeyArn: string;
+}
+
+/** Feeds the table's stream, filtered to TTL removals of thread records, to the cleaner function. */
+export function createCleanerTrigger(
+  scope: Construct,
+  id: string,
+  props: CleanerTriggerProps,
+): LambdaEventSourceMapping {
+  return new LambdaEventSourceMapping(scope, id, {
+    eventSourceArn: props.streamArn,
+    functionName: props.functionArn,
+    startingPosition: "TRIM_HORIZON",
+    batchSize: 100,
+    maximumBatchingWindowInSeconds: 5,
+    maximumRetryAttempts: 5,
+    bisectBatchOnFunctionError: true,
+    functionResponseTypes: ["ReportBatchItemFailures"],
+    kmsKeyArn: props.kmsKeyArn,
+    filterCriteria: { filter: [{ pattern: JSON.stringify(TTL_REMOVAL_FILTER) }] },
+    destinationConfig: { onFailure: { destinationArn: props.deadLetterQueueArn } },
+  });
+}

@@ -1,0 +1,29 @@
+import { Construct } from "constructs";
+import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group";
+import type { Context } from "./props";
+
+/** The module's log groups, named up front so the key policy can name them before they exist. */
+export function logGroupNames(name: string): { api: string; cleaner: string; access: string } {
+  return {
+    api: `/aws/lambda/${name}`,
+    cleaner: `/aws/lambda/${name}-cleaner`,
+    access: `/aws/apigateway/${name}-access`,
+  };
+}
+
+/** A log group with retention, encrypted with the module's key (the function must not create its own). */
+export function createLogGroup(
+  scope: Construct,
+  id: string,
+  context: Context,
+  logGroupName: string,
+  retentionInDays: number,
+  tags: Record<string, string>,
+): CloudwatchLogGroup {
+  return new CloudwatchLogGroup(scope, id, {
+    name: logGroupName,
+    retentionInDays,
+    kmsKeyId: context.kmsKeyArn,
+    tags,
+  });
+}

@@ -1,0 +1,168 @@
+import {
+  DYNAMODB_ITEM_ACTIONS,
+  DYNAMODB_STREAM_ACTIONS,
+} from "../../src/checkpoint/dynamodb/iam-actions";
+
+/**
+ * The module's IAM policy documents, as plain data (rendered with `jsonencode`): least privilege, one statement per
+ * concern, every action that supports resource ARNs scoped to this module's resources.
+ */
+
+export interface PolicyStatement {
+  Sid: string;
+  Effect: "Allow";
+  Action: string[];
+  Resource: string | string[];
+  Condition?: Record<string, Record<string, string | string[]>>;
+}
+
+export interface PolicyDocument {
+  Version: "2012-10-17";
+  Statement: PolicyStatement[];
+}
+
+/** Session tag that names the tenant of a tenant-scoped role session. */
+export const TENANT_SESSION_TAG = "tenant_id";
+
+export function trustPolicy(
+  principal: { Service: string } | { AWS: string },
+  actions: string[],
+): object {
+  return {
+    Version: "2012-10-17",
+    Statement: [{ Sid: "Assume", Effect: "Allow", Principal: principal, Action: actions }],
+  };
+}
+
+/** The table and its indexes: items are read and written through both. */
+export function tableResources(tableArn: string): string[] {
+  return [tableArn, `${tableArn}/index/*`];
+}
+
+export interface FunctionPolicyInput {
+  tableArn: string;
+  /** Only the cleaner reads the stream. */
+  streamArn?: string;
+  kmsKeyArn: string;
+  region: string;
+  logGroupArn: string;
+  deadLetterQueueArn: string;
+}
+
+export function functionPolicy(input: FunctionPolicyInput): PolicyDocument {
+  const statements: PolicyStatement[] = [
+    {
+      Sid: "DynamoDBItems",
+      Effect: "Allow",
+      Action: [...DYNAMODB_ITEM_ACTIONS],
+      Resource: tableResources(input.tableArn),
+    },
+  ];
+  if (input.streamArn !== undefined) {
+    statements.push({
+      Sid: "DynamoDBStream",
+      Effect: "Allow",
+      Action: [...DYNAMODB_STREAM_ACTIONS],
+      Resource: [input.streamArn],
+    });
+  }
+  statements.push(
+    {
+      // The key is usable only through the services that encrypt this module's data, never directly.
+      Sid: "KmsThroughServices",
+      Effect: "Allow",
+      Action: ["kms:Decrypt", "kms:GenerateDataKey"],
+      Resource: [input.kmsKeyArn],
+      Condition: {
+        StringEquals: {
+          "kms:ViaService": ["dynamodb", "sqs", "lambda"].map(
+            (service) => `${service}.${input.region}.amazonaws.com`,
+          ),
+        },
+      },
+    },
+    {
+      // The log group is created by the module: the function only writes streams into it.
+      Sid: "OwnLogGroup",
+      Effect: "Allow",
+      Action: ["logs:CreateLogStream", "logs:PutLogEvents"],
+      Resource: [`${input.logGroupArn}:*`],
+    },
+    {
+      // X-Ray has no resource-level permissions: "*" is the only resource these actions accept.
+      Sid: "XRay",
+      Effect: "Allow",
+      Action: ["xray:PutTelemetryRecords", "xray:PutTraceSegments"],
+      Resource: "*",
+    },
+    {
+      Sid: "DeadLetterQueue",
+      Effect: "Allow",
+      Action: ["sqs:SendMessage"],
+      Resource: [input.deadLetterQueueArn],
+    },
+  );
+  return { Version: "2012-10-17", Statement: statements };
+}
+
+/** Lets the function assume the tenant role, tagging the session with the tenant. */
+export function assumeTenantRolePolicy(tenantRoleArn: string): PolicyDocument {
+  return {
+    Version: "2012-10-17",
+    Statement: [
+      {
+        Sid: "AssumeTenantRole",
+        Effect: "Allow",
+        Action: ["sts:AssumeRole", "sts:TagSession"],
+        Resource: [tenantRoleArn],
+      },
+    ],
+  };
+}
+
+/**
+ * A tenant-scoped session: only items whose partition key is the tenant's (`<tenant>#<thread>` on the table,
+ * `<tenant>` on the threads-by-tenant index, `<tenant>#<STATUS>` on the inbox index). `ForAllValues` is true when
+ * the key is absent, hence the `Null` guard; Scan is never granted.
+ */
+export function tenantPolicy(tableArn: string, kmsKeyArn: string, region: string): PolicyDocument {
+  const tenant = `\${aws:PrincipalTag/${TENANT_SESSION_TAG}}`;
+  return {
+    Version: "2012-10-17",
+    Statement: [
+      {
+        Sid: "TenantItems",
+        Effect: "Allow",
+        Action: [...DYNAMODB_ITEM_ACTIONS],
+        Resource: tableResources(tableArn),
+        Condition: {
+          "ForAllValues:StringLike": { "dynamodb:LeadingKeys": [tenant, `${tenant}#*`] },
+          Null: { "dynamodb:LeadingKeys": "false" },
+        },
+      },
+      {
+        Sid: "KmsThroughDynamoDB",
+        Effect: "Allow",
+        Action: ["kms:Decrypt", "kms:GenerateDataKey"],
+        Resource: [kmsKeyArn],
+        Condition: { StringEquals: { "kms:ViaService": [`dynamodb.${region}.amazonaws.com`] } },
+      },
+    ],
+  };
+}
+
+/** The tenant role trusts only the function role, and only with a tenant session tag. */
+export function tenantTrustPolicy(functionRoleArn: string): object {
+  return {
+    Version: "2012-10-17",
+    Statement: [
+      {
+        Sid: "AssumeFromFunction",
+        Effect: "Allow",
+        Principal: { AWS: functionRoleArn },
+        Action: ["sts:AssumeRole", "sts:TagSession"],
+        Condition: { Null: { [`aws:RequestTag/${TENANT_SESSION_TAG}`]: "false" } },
+      },
+    ],
+  };
+}
