@@ -66,3 +66,53 @@ export class CheckpointCapacityError extends CheckpointStoreError {
     super(`Capacity exceeded: ${limit} is ${configured}, the write needed ${attempted}`);
   }
 }
+
+/** Root of the HTTP runtime's run and thread errors (the runtime maps each to a status code). */
+export class RuntimeError extends MemoryTableError {}
+
+/** The thread does not exist for this tenant (a thread of another tenant is reported the same way). */
+export class ThreadNotFoundError extends RuntimeError {
+  constructor(readonly threadId: string) {
+    super(`Thread not found: ${threadId}`);
+  }
+}
+
+/** Another run holds the thread's lease; nothing was run. */
+export class ThreadBusyError extends RuntimeError {
+  constructor(readonly threadId: string) {
+    super(`Thread busy: ${threadId} has a run in progress`);
+  }
+}
+
+/** A thread created with a thread id that is already taken (`if_exists: "raise"`). */
+export class ThreadExistsError extends RuntimeError {
+  constructor(readonly threadId: string) {
+    super(`Thread already exists: ${threadId}`);
+  }
+}
+
+/** A resume when the thread has no pending interrupt, or names an interrupt id that is not pending. */
+export class NothingToResumeError extends RuntimeError {
+  constructor(
+    readonly threadId: string,
+    reason: string,
+  ) {
+    super(`Nothing to resume on thread ${threadId}: ${reason}`);
+  }
+}
+
+/** A request that needs checkpoints (threads, resumes, interrupts) on a handler configured without a checkpointer. */
+export class CheckpointerRequiredError extends RuntimeError {
+  constructor(what: string) {
+    super(`${what} needs a checkpointer: configure one (or set TABLE_NAME) to keep thread state`);
+  }
+}
+
+/** The run was stopped before the Lambda deadline; the thread can continue from its last checkpoint. */
+export class RunDeadlineError extends RuntimeError {
+  constructor(readonly threadId: string) {
+    super(
+      `Run stopped early: the Lambda deadline was near. Thread ${threadId} continues from its last checkpoint with a new run without input`,
+    );
+  }
+}

@@ -1,0 +1,93 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  jwtVerify,
+  SignJWT,
+  type JWK,
+  type JWTPayload,
+  type KeyLike,
+} from "jose";
+import { assertTenantId } from "../checkpoint/dynamodb/keys";
+
+/**
+ * Dev-only stand-in for API Gateway's JWT authorizer: an ES256 key kept in the git-ignored `.dev/` folder
+ * signs tokens, and the dev server verifies signature, issuer, audience and expiry exactly as the authorizer
+ * would before the handler sees the claims.
+ */
+export const DEV_ISSUER = "memory-table-dev";
+export const DEV_AUDIENCE = "memory-table";
+export const DEV_TENANT_CLAIM = "custom:tenant_id";
+const ALGORITHM = "ES256";
+
+export interface DevKeys {
+  privateKey: KeyLike;
+  publicKey: KeyLike;
+}
+
+/** The default key folder: `.dev/` at the repository root (git-ignored). */
+export function defaultKeyDirectory(): string {
+  return join(__dirname, "..", "..", ".dev");
+}
+
+/** Loads the dev signing key, creating it on first use so tokens stay valid across restarts. */
+export async function loadDevKeys(directory = defaultKeyDirectory()): Promise<DevKeys> {
+  const file = join(directory, "dev-signing-key.json");
+  let jwk: JWK;
+  try {
+    jwk = JSON.parse(readFileSync(file, "utf8")) as JWK;
+  } catch {
+    const pair = await generateKeyPair(ALGORITHM, { extractable: true });
+    jwk = await exportJWK(pair.privateKey);
+    mkdirSync(directory, { recursive: true });
+    writeFileSync(file, `${JSON.stringify(jwk)}\n`, { mode: 0o600 });
+  }
+  const { d: _private, ...publicJwk } = jwk;
+  return {
+    privateKey: (await importJWK(jwk, ALGORITHM)) as KeyLike,
+    publicKey: (await importJWK(publicJwk, ALGORITHM)) as KeyLike,
+  };
+}
+
+export interface DevTokenOptions {
+  tenantId: string;
+  subject?: string;
+  /** jose duration (default `12h`) or seconds since the epoch. */
+  expiresIn?: string | number;
+  issuer?: string;
+  audience?: string;
+  claim?: string;
+}
+
+export async function signDevToken(keys: DevKeys, options: DevTokenOptions): Promise<string> {
+  const tenantId = assertTenantId(options.tenantId);
+  return new SignJWT({ [options.claim ?? DEV_TENANT_CLAIM]: tenantId })
+    .setProtectedHeader({ alg: ALGORITHM })
+    .setSubject(options.subject ?? `dev-user@${tenantId}`)
+    .setIssuer(options.issuer ?? DEV_ISSUER)
+    .setAudience(options.audience ?? DEV_AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime(options.expiresIn ?? "12h")
+    .sign(keys.privateKey);
+}
+
+/** The verified claims of `Authorization: Bearer <jwt>`, or undefined when API Gateway would answer 401. */
+export async function verifyBearer(
+  keys: DevKeys,
+  authorization: string | undefined,
+): Promise<JWTPayload | undefined> {
+  const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? "");
+  if (!match) return undefined;
+  try {
+    const { payload } = await jwtVerify(match[1]!, keys.publicKey, {
+      issuer: DEV_ISSUER,
+      audience: DEV_AUDIENCE,
+      algorithms: [ALGORITHM],
+    });
+    return payload;
+  } catch {
+    return undefined;
+  }
+}

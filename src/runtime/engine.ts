@@ -1,0 +1,275 @@
+import { randomUUID } from "node:crypto";
+import { Command, isUnknownInterruptError } from "@langchain/langgraph";
+import type { Logger } from "pino";
+import { buildPk } from "../checkpoint/dynamodb/keys";
+import type { ThreadStatus } from "../checkpoint/dynamodb/thread-record";
+import {
+  CheckpointerRequiredError,
+  NothingToResumeError,
+  ThreadNotFoundError,
+} from "../shared/errors";
+import type { GraphRegistry } from "./graph-registry";
+import type { RequestScope } from "./scoped-checkpointer";
+import type { PendingInterrupt, ThreadRecord, ThreadStore } from "./thread-store/types";
+import type { AnySaver, HandlerGraph } from "./types";
+
+/** A run the caller asked for: a start (with input, possibly `null` to continue) or a resume. */
+export interface RunRequest {
+  tenantId: string;
+  threadId: string;
+  assistantId: string;
+  kind: "start" | "resume";
+  input?: unknown;
+  resume?: unknown;
+  /** Create the thread when it does not exist (the simple face, `if_not_exists: "create"`). */
+  createIfMissing: boolean;
+  /** Milliseconds until the Lambda deadline. */
+  remainingMs: number;
+}
+
+export type RunOutcome =
+  | {
+      kind: "paused";
+      values: Record<string, unknown>;
+      interrupts: PendingInterrupt[];
+      nextNodes: string[];
+    }
+  | { kind: "completed"; values: Record<string, unknown> }
+  | { kind: "failed"; errorName: string; message: string; errorId: string }
+  | { kind: "deadline" };
+
+/** One tenant's view of the engine for one request: its saver and how its thread ids map to the saver's. */
+export interface TenantScope {
+  tenantId: string;
+  saver: AnySaver | undefined;
+  /** The thread id the saver sees: the client's own when the saver is bound to the tenant, else tenant-prefixed. */
+  saverThreadId(threadId: string): string;
+}
+
+export interface EngineOptions {
+  registry: GraphRegistry;
+  /** Routes the graphs' checkpointer to the request's saver; undefined when stateless. */
+  scope: RequestScope | undefined;
+  store: ThreadStore | undefined;
+  saverFor: ((tenantId: string) => AnySaver) | undefined;
+  deadlineMarginMs: number;
+  durability: "sync" | "async" | "exit" | undefined;
+  logger: Logger;
+}
+
+/** The one engine behind both HTTP faces: leases, statuses, deadline and the graph run. */
+export class RunEngine {
+  constructor(private readonly options: EngineOptions) {}
+
+  get stateful(): boolean {
+    return this.options.store !== undefined;
+  }
+
+  tenant(tenantId: string): TenantScope {
+    const saver = this.options.saverFor?.(tenantId);
+    // A saver bound to this tenant scopes keys itself; any other saver is shared, so the handler scopes ids.
+    const bound = (saver as { tenantId?: unknown } | undefined)?.tenantId === tenantId;
+    return {
+      tenantId,
+      saver,
+      saverThreadId: (threadId) => (bound ? threadId : buildPk(tenantId, threadId)),
+    };
+  }
+
+  store(what: string): ThreadStore {
+    if (!this.options.store) throw new CheckpointerRequiredError(what);
+    return this.options.store;
+  }
+
+  graph(assistantId: string, tenantId: string): Promise<HandlerGraph> {
+    return this.options.registry.get(assistantId, tenantId);
+  }
+
+  /** Runs `work` with the tenant's saver behind the graphs' checkpointer. */
+  withSaver<T>(scope: TenantScope, work: () => Promise<T>): Promise<T> {
+    if (!this.options.scope || !scope.saver) return work();
+    return this.options.scope.run(scope.saver, work);
+  }
+
+  /** A thread's record, or ThreadNotFoundError (also for another tenant's thread). */
+  async requireThread(tenantId: string, threadId: string): Promise<ThreadRecord> {
+    const record = await this.store("Reading a thread").get(tenantId, threadId);
+    if (!record) throw new ThreadNotFoundError(threadId);
+    return record;
+  }
+
+  async run(request: RunRequest): Promise<RunOutcome> {
+    const budgetMs = request.remainingMs - this.options.deadlineMarginMs;
+    if (!this.options.store) return this.runStateless(request, budgetMs);
+    if (budgetMs <= 0) return { kind: "deadline" };
+    const store = this.options.store;
+    const scope = this.tenant(request.tenantId);
+    const owner = randomUUID();
+    const now = Date.now();
+    const previous = await store.acquireLease({
+      tenantId: request.tenantId,
+      threadId: request.threadId,
+      owner,
+      expiresAt: now + request.remainingMs,
+      now,
+      mode:
+        request.kind === "resume"
+          ? "resume"
+          : request.createIfMissing
+            ? "start-or-create"
+            : "start",
+      assistantId: request.assistantId,
+    });
+    if (store.ttlSeconds !== undefined) {
+      // The lease write renewed the record's expiry: the saver need not renew it again in this request.
+      const saver = scope.saver as
+        { noteThreadExpiry?: (id: string, ttl: number) => void } | undefined;
+      saver?.noteThreadExpiry?.(
+        scope.saverThreadId(request.threadId),
+        Math.floor(now / 1000) + store.ttlSeconds,
+      );
+    }
+    // Until the graph has run, a failure restores the thread exactly as it was.
+    let release = {
+      status: previous?.status,
+      nextNodes: previous?.nextNodes ?? [],
+      interrupts: previous?.interrupts ?? [],
+    };
+    try {
+      if (request.kind === "resume") checkResumeTargets(request, previous);
+      const graph = await this.graph(request.assistantId, request.tenantId);
+      const outcome = await this.execute(graph, scope, request, budgetMs);
+      release = releaseFor(outcome);
+      return outcome;
+    } catch (error) {
+      if (isUnknownInterruptError(error)) {
+        throw new NothingToResumeError(request.threadId, "the resume names no pending interrupt");
+      }
+      throw error;
+    } finally {
+      const released = await store
+        .releaseLease({
+          tenantId: request.tenantId,
+          threadId: request.threadId,
+          owner,
+          now: Date.now(),
+          ...release,
+        })
+        .catch((error: unknown) => {
+          this.options.logger.error(
+            { err: { name: (error as Error)?.name }, thread: request.threadId },
+            "lease release failed; it lapses at the run's deadline",
+          );
+          return true;
+        });
+      if (!released) {
+        this.options.logger.warn({ thread: request.threadId }, "run lease was lost before release");
+      }
+    }
+  }
+
+  private async runStateless(request: RunRequest, budgetMs: number): Promise<RunOutcome> {
+    if (request.kind === "resume") throw new CheckpointerRequiredError("Resuming a run");
+    if (budgetMs <= 0) return { kind: "deadline" };
+    const graph = await this.graph(request.assistantId, request.tenantId);
+    const outcome = await this.execute(graph, this.tenant(request.tenantId), request, budgetMs);
+    if (outcome.kind === "paused") throw new CheckpointerRequiredError("Pausing at an interrupt");
+    return outcome;
+  }
+
+  private async execute(
+    graph: HandlerGraph,
+    scope: TenantScope,
+    request: RunRequest,
+    budgetMs: number,
+  ): Promise<RunOutcome> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), budgetMs);
+    const input =
+      request.kind === "resume" ? new Command({ resume: request.resume }) : request.input;
+    let values: Record<string, unknown> = {};
+    const interrupts: PendingInterrupt[] = [];
+    const nextNodes: string[] = [];
+    try {
+      await this.withSaver(scope, async () => {
+        const stream = await graph.stream(input, {
+          configurable: { thread_id: scope.saverThreadId(request.threadId) },
+          streamMode: ["values", "tasks"],
+          signal: controller.signal,
+          ...(this.options.durability ? { durability: this.options.durability } : {}),
+        });
+        for await (const chunk of stream) {
+          const [mode, payload] = chunk as [string, Record<string, unknown>];
+          if (mode === "values") {
+            if (!("__interrupt__" in payload)) values = payload;
+          } else if (Array.isArray(payload.interrupts) && payload.interrupts.length > 0) {
+            // A task's end event with interrupts: that node is where the thread waits.
+            if (!nextNodes.includes(String(payload.name))) nextNodes.push(String(payload.name));
+            for (const raised of payload.interrupts as Array<{ id?: string; value?: unknown }>) {
+              interrupts.push({
+                id: String(raised.id),
+                value: raised.value,
+                taskId: String(payload.id),
+              });
+            }
+          }
+        }
+      });
+    } catch (error) {
+      if (controller.signal.aborted) return { kind: "deadline" };
+      if (isUnknownInterruptError(error)) throw error;
+      if (!scope.saver && /checkpointer/i.test((error as Error)?.message ?? "")) {
+        throw new CheckpointerRequiredError("Pausing at an interrupt");
+      }
+      return {
+        kind: "failed",
+        errorName: (error as Error)?.name ?? "Error",
+        message: (error as Error)?.message ?? String(error),
+        errorId: randomUUID(),
+      };
+    } finally {
+      clearTimeout(timer);
+    }
+    if (controller.signal.aborted) return { kind: "deadline" };
+    if (interrupts.length > 0) return { kind: "paused", values, interrupts, nextNodes };
+    return { kind: "completed", values };
+  }
+}
+
+/** A resume map must name only interrupts the thread is waiting on (checked before anything runs). */
+function checkResumeTargets(request: RunRequest, previous: ThreadRecord | undefined): void {
+  const pending = new Set((previous?.interrupts ?? []).map((item) => item.id));
+  if (isResumeMap(request.resume)) {
+    const unknown = Object.keys(request.resume).filter((id) => !pending.has(id));
+    if (unknown.length > 0) {
+      throw new NothingToResumeError(request.threadId, `interrupt ${unknown[0]} is not pending`);
+    }
+  }
+}
+
+/** LangGraph's own rule: a plain object whose keys are all interrupt ids (32 hex digits) is a resume map. */
+export function isResumeMap(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  return keys.length > 0 && keys.every((key) => /^[0-9a-f]{32}$/.test(key));
+}
+
+function releaseFor(outcome: RunOutcome): {
+  status: ThreadStatus;
+  nextNodes: string[];
+  interrupts: PendingInterrupt[];
+} {
+  switch (outcome.kind) {
+    case "paused":
+      return {
+        status: "PAUSED_FOR_HUMAN",
+        nextNodes: outcome.nextNodes,
+        interrupts: outcome.interrupts,
+      };
+    case "completed":
+      return { status: "COMPLETED", nextNodes: [], interrupts: [] };
+    default:
+      // A failed or stopped run: the thread continues from its last checkpoint with a run without input.
+      return { status: "ERROR", nextNodes: [], interrupts: [] };
+  }
+}

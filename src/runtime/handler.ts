@@ -1,0 +1,261 @@
+import { randomUUID } from "node:crypto";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { Logger } from "pino";
+import { assertTenantId } from "../checkpoint/dynamodb/keys";
+import { DynamoDBSaver } from "../checkpoint/dynamodb/saver";
+import {
+  CheckpointerRequiredError,
+  InvalidConfigurationError,
+  InvalidIdentifierError,
+  NothingToResumeError,
+  ThreadBusyError,
+  ThreadExistsError,
+  ThreadNotFoundError,
+} from "../shared/errors";
+import { RunEngine } from "./engine";
+import { ENVIRONMENT } from "./environment";
+import { GraphRegistry } from "./graph-registry";
+import { HttpError, json, matchRoute, parseBody, type HttpEvent, type HttpResult } from "./http";
+import { createLogger, RunMetrics, stdoutSink, type MetricsSink } from "./observability";
+import type { RequestLogFields, RouteContext, RouteHandler } from "./route-context";
+import { RequestScope } from "./scoped-checkpointer";
+import * as server from "./server-face";
+import * as simple from "./simple-face";
+import { DynamoDBThreadStore } from "./thread-store/dynamodb";
+import { InMemoryThreadStore } from "./thread-store/memory";
+import type { ThreadStore } from "./thread-store/types";
+import type { AnySaver, CheckpointerOption, GraphFactory, HandlerContext } from "./types";
+
+export const DEFAULT_TENANT_CLAIM = "custom:tenant_id";
+export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
+export const DEFAULT_DEADLINE_MARGIN_MS = 3000;
+/** Time budget when there is no Lambda context (the dev server): API Gateway's integration timeout. */
+export const DEFAULT_REMAINING_MS = 30_000;
+
+export interface HandlerOptions {
+  /** The graphs, by assistant id. Give this or `graph`. */
+  assistants?: Record<string, GraphFactory>;
+  /** A single graph, served as assistant `agent`. */
+  graph?: GraphFactory;
+  /**
+   * A saver shared by all tenants (the handler scopes thread ids by tenant), a function building one per
+   * request for the caller's tenant, or `false` for stateless runs. Default: a DynamoDBSaver per request when
+   * a table name is set (option or `TABLE_NAME`), else stateless.
+   */
+  checkpointer?: CheckpointerOption;
+  /** DynamoDB table (default `TABLE_NAME`). Used when `checkpointer` is not given. */
+  tableName?: string;
+  /** DynamoDB client shared by every request of the container (default: one built from the environment). */
+  dynamodbClient?: DynamoDBClient;
+  /** Seconds a DynamoDB thread lives after its last write (default 30 days). */
+  ttlSeconds?: number;
+  /** Thread records, leases and the inbox. Default: the table's, or in memory for other checkpointers. */
+  threadStore?: ThreadStore;
+  /** JWT claim carrying the tenant id (default `TENANT_CLAIM` or `custom:tenant_id`). */
+  tenantClaim?: string;
+  /** Largest accepted request body in bytes (default 256 KiB). */
+  maxBodyBytes?: number;
+  /** A run is stopped this many ms before the Lambda deadline (default `DEADLINE_MARGIN_MS` or 3000). */
+  deadlineMarginMs?: number;
+  /** Time budget when the Lambda context has none (default 30 s). */
+  defaultRemainingMs?: number;
+  /** LangGraph durability of runs (default LangGraph's: "async"). */
+  durability?: "sync" | "async" | "exit";
+  logger?: Logger;
+  /** Where EMF metric lines go (default stdout); `false` for none. */
+  metrics?: MetricsSink | false;
+}
+
+export type ApiHandler = (event: HttpEvent, context?: HandlerContext) => Promise<HttpResult>;
+
+const ROUTE_HANDLERS: Record<string, RouteHandler> = {
+  "POST /invoke": simple.invoke,
+  "GET /threads/{thread_id}/status": simple.threadStatus,
+  "POST /threads": server.createThread,
+  "POST /threads/search": server.searchThreads,
+  "GET /threads/{thread_id}": server.getThread,
+  "DELETE /threads/{thread_id}": server.deleteThread,
+  "GET /threads/{thread_id}/state": server.getThreadState,
+  "POST /threads/{thread_id}/history": server.getThreadHistory,
+  "POST /threads/{thread_id}/runs/wait": server.waitRun,
+  "GET /assistants/{assistant_id}": server.getAssistant,
+  "POST /assistants/search": server.searchAssistants,
+};
+
+const SDK_FACE = (routeKey: string) =>
+  !routeKey.startsWith("POST /invoke") && !routeKey.endsWith("/status");
+
+/**
+ * Builds the API Gateway HTTP API (payload 2.0) Lambda handler. Everything that does not depend on a request
+ * (clients, logger, stores, compiled graphs) is built here or on first use, once per container.
+ */
+export function createHandler(options: HandlerOptions): ApiHandler {
+  const logger = options.logger ?? createLogger(process.env[ENVIRONMENT.logLevel]);
+  const factories = resolveAssistants(options);
+  const tenantClaim =
+    options.tenantClaim ?? process.env[ENVIRONMENT.tenantClaim] ?? DEFAULT_TENANT_CLAIM;
+  const maxBodyBytes = positive("maxBodyBytes", options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES);
+  const deadlineMarginMs = positive(
+    "deadlineMarginMs",
+    options.deadlineMarginMs ?? numberFromEnv(ENVIRONMENT.deadlineMarginMs),
+    DEFAULT_DEADLINE_MARGIN_MS,
+    true,
+  );
+  const defaultRemainingMs = positive(
+    "defaultRemainingMs",
+    options.defaultRemainingMs,
+    DEFAULT_REMAINING_MS,
+  );
+  const { saverFor, store } = resolveCheckpointing(options);
+  const scope = saverFor ? new RequestScope() : undefined;
+  const registry = new GraphRegistry(factories, scope?.checkpointer, logger);
+  const engine = new RunEngine({
+    registry,
+    scope,
+    store,
+    saverFor,
+    deadlineMarginMs,
+    durability: options.durability,
+    logger,
+  });
+  const metrics = new RunMetrics(
+    options.metrics === false ? undefined : (options.metrics ?? stdoutSink),
+  );
+
+  return async (event, lambdaContext) => {
+    const started = performance.now();
+    const requestId =
+      lambdaContext?.awsRequestId ?? event.requestContext?.requestId ?? randomUUID();
+    const method = event.requestContext?.http?.method ?? "GET";
+    const path = event.rawPath ?? event.requestContext?.http?.path ?? "/";
+    const log: RequestLogFields = {};
+    let route = `${method} ${path}`;
+    let tenantId: string | undefined;
+    let result: HttpResult;
+    try {
+      const matched = matchRoute(method, path);
+      route = matched.key;
+      tenantId = tenantFrom(event, tenantClaim);
+      const body = matched.route.method === "POST" ? parseBody(event, maxBodyBytes) : {};
+      const context: RouteContext = {
+        engine,
+        registry,
+        metrics,
+        tenantId,
+        params: matched.params,
+        body,
+        query: event.queryStringParameters ?? {},
+        remainingMs: lambdaContext?.getRemainingTimeInMillis?.() ?? defaultRemainingMs,
+        log,
+      };
+      result = await ROUTE_HANDLERS[matched.key]!(context);
+    } catch (error) {
+      result = errorResult(error, route, requestId, logger);
+    }
+    logger.info(
+      {
+        requestId,
+        tenant: tenantId,
+        thread: log.thread,
+        assistant: log.assistant,
+        route,
+        statusCode: result.statusCode,
+        outcome: log.outcome,
+        durationMs: Math.round((performance.now() - started) * 10) / 10,
+      },
+      "request",
+    );
+    return result;
+  };
+}
+
+function tenantFrom(event: HttpEvent, claim: string): string {
+  const value = event.requestContext?.authorizer?.jwt?.claims?.[claim];
+  if (value === undefined || value === null || value === "") {
+    throw new HttpError(401, "Unauthorized: no tenant claim in the verified token");
+  }
+  try {
+    return assertTenantId(String(value));
+  } catch (error) {
+    if (error instanceof InvalidIdentifierError)
+      throw new HttpError(403, `Forbidden: ${error.message}`);
+    throw error;
+  }
+}
+
+function errorResult(error: unknown, route: string, requestId: string, logger: Logger): HttpResult {
+  const sdk = SDK_FACE(route);
+  if (error instanceof HttpError)
+    return json(error.statusCode, { detail: error.message }, error.headers);
+  if (error instanceof ThreadNotFoundError) return json(404, { detail: error.message });
+  if (
+    error instanceof ThreadBusyError ||
+    error instanceof NothingToResumeError ||
+    error instanceof ThreadExistsError
+  ) {
+    return json(409, { detail: error.message });
+  }
+  if (error instanceof CheckpointerRequiredError) return json(400, { detail: error.message });
+  if (error instanceof InvalidIdentifierError)
+    return json(sdk ? 422 : 400, { detail: error.message });
+  const errorId = randomUUID();
+  // Name only: messages and stacks of unexpected errors can carry state.
+  logger.error({ requestId, errorId, err: { name: (error as Error)?.name } }, "unhandled error");
+  return json(500, { detail: "Internal error", error_id: errorId });
+}
+
+function resolveAssistants(options: HandlerOptions): Record<string, GraphFactory> {
+  if (options.assistants && options.graph) {
+    throw new InvalidConfigurationError("graph", "expected either assistants or graph, got both");
+  }
+  if (options.graph) return { agent: options.graph };
+  if (options.assistants) return options.assistants;
+  throw new InvalidConfigurationError(
+    "assistants",
+    "expected a map of GraphFactory functions, got nothing",
+  );
+}
+
+function resolveCheckpointing(options: HandlerOptions): {
+  saverFor: ((tenantId: string) => AnySaver) | undefined;
+  store: ThreadStore | undefined;
+} {
+  const checkpointer = options.checkpointer;
+  if (checkpointer === false) return { saverFor: undefined, store: undefined };
+  if (typeof checkpointer === "function") {
+    return { saverFor: checkpointer, store: options.threadStore ?? new InMemoryThreadStore() };
+  }
+  if (checkpointer) {
+    return {
+      saverFor: () => checkpointer,
+      store: options.threadStore ?? new InMemoryThreadStore(),
+    };
+  }
+  const tableName = options.tableName ?? process.env[ENVIRONMENT.tableName];
+  if (!tableName) return { saverFor: undefined, store: undefined };
+  const endpoint = process.env[ENVIRONMENT.dynamodbEndpoint];
+  const client = options.dynamodbClient ?? new DynamoDBClient(endpoint ? { endpoint } : {});
+  const ttlSeconds = options.ttlSeconds;
+  return {
+    saverFor: (tenantId) => new DynamoDBSaver({ tableName, tenantId, client, ttlSeconds }),
+    store: options.threadStore ?? new DynamoDBThreadStore({ client, tableName, ttlSeconds }),
+  };
+}
+
+function positive(
+  option: string,
+  value: number | undefined,
+  fallback: number,
+  allowZero = false,
+): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new InvalidConfigurationError(option, `expected a positive number, got ${value}`);
+  }
+  return value;
+}
+
+function numberFromEnv(name: string): number | undefined {
+  const raw = process.env[name];
+  return raw === undefined || raw === "" ? undefined : Number(raw);
+}

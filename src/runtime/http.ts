@@ -1,0 +1,127 @@
+import type {
+  APIGatewayProxyEventV2WithJWTAuthorizer,
+  APIGatewayProxyStructuredResultV2,
+} from "aws-lambda";
+import { MemoryTableError } from "../shared/errors";
+import { ROUTES, type RouteDefinition } from "./routes";
+
+/** The API Gateway HTTP API (payload 2.0) event the handler accepts: a JWT authorizer in front. */
+export type HttpEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
+export type HttpResult = APIGatewayProxyStructuredResultV2 & {
+  statusCode: number;
+  headers: Record<string, string>;
+};
+
+/** A failure the runtime answers with a specific status and a `{detail}` body. Only the runtime maps to HTTP. */
+export class HttpError extends MemoryTableError {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export function json(
+  statusCode: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): HttpResult {
+  return {
+    statusCode,
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+export function noContent(): HttpResult {
+  return { statusCode: 204, headers: { "content-type": "application/json" } };
+}
+
+export interface MatchedRoute {
+  route: RouteDefinition;
+  /** `METHOD /path/{param}`, as in ROUTES and API Gateway route keys. */
+  key: string;
+  params: Record<string, string>;
+}
+
+const COMPILED = ROUTES.map((route) => ({
+  route,
+  segments: route.path.split("/").slice(1),
+}));
+
+/**
+ * Matches the request path against ROUTES (the same list API Gateway serves). Throws 404 for an unknown path
+ * and 405 (with `allow`) for a known path with another method.
+ */
+export function matchRoute(method: string, path: string): MatchedRoute {
+  const segments = path.replace(/\/+$/, "").split("/").slice(1);
+  const allowed: string[] = [];
+  for (const candidate of COMPILED) {
+    const params = matchSegments(candidate.segments, segments);
+    if (!params) continue;
+    if (candidate.route.method === method) {
+      return { route: candidate.route, key: `${method} ${candidate.route.path}`, params };
+    }
+    allowed.push(candidate.route.method);
+  }
+  if (allowed.length > 0) {
+    throw new HttpError(405, `${method} ${path} not allowed`, { allow: allowed.join(", ") });
+  }
+  throw new HttpError(404, `${method} ${path} not implemented`);
+}
+
+function matchSegments(pattern: string[], actual: string[]): Record<string, string> | undefined {
+  if (pattern.length !== actual.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let index = 0; index < pattern.length; index += 1) {
+    const expected = pattern[index]!;
+    const value = actual[index]!;
+    if (expected.startsWith("{") && expected.endsWith("}")) {
+      try {
+        params[expected.slice(1, -1)] = decodeURIComponent(value);
+      } catch {
+        return undefined;
+      }
+    } else if (expected !== value) {
+      return undefined;
+    }
+  }
+  return params;
+}
+
+/** Parses the JSON body: 413 over `maxBytes`, 400 when malformed or not an object. Empty means `{}`. */
+export function parseBody(event: HttpEvent, maxBytes: number): Record<string, unknown> {
+  const raw = event.body ?? "";
+  const bytes = event.isBase64Encoded ? Buffer.from(raw, "base64") : Buffer.from(raw, "utf8");
+  if (bytes.byteLength > maxBytes) {
+    throw new HttpError(
+      413,
+      `Invalid body: expected at most ${maxBytes} bytes, got ${bytes.byteLength}`,
+    );
+  }
+  const text = bytes.toString("utf8").trim();
+  if (text === "") return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new HttpError(400, "Invalid body: expected JSON, got malformed JSON");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new HttpError(
+      400,
+      `Invalid body: expected a JSON object, got ${Array.isArray(parsed) ? "an array" : parsed === null ? "null" : `a ${typeof parsed}`}`,
+    );
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Describes a value for `Invalid <field>: expected X, got Y` messages without echoing it (it may be private). */
+export function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return `a ${typeof value}`;
+}

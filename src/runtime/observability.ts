@@ -1,0 +1,59 @@
+import pino, { type Logger } from "pino";
+import type { RunOutcome } from "./engine";
+
+/** The container logger. Callers never pass state, inputs, resume values or headers to it. */
+export function createLogger(level = process.env.LOG_LEVEL ?? "info"): Logger {
+  return pino({
+    level,
+    base: { service: "memory-table" },
+    // Defence in depth: should a header object ever reach a log call, its credentials are removed.
+    redact: { paths: ["authorization", "headers.authorization", "*.authorization"], remove: true },
+  });
+}
+
+export type MetricsSink = (line: string) => void;
+
+/**
+ * CloudWatch Embedded Metric Format: one JSON line per run, which CloudWatch Logs turns into metrics
+ * (runs started, paused, completed, failed, timed out, and run duration) per assistant.
+ */
+export class RunMetrics {
+  constructor(
+    private readonly sink: MetricsSink | undefined,
+    private readonly namespace = "MemoryTable",
+  ) {}
+
+  record(assistantId: string, outcome: RunOutcome["kind"] | "rejected", durationMs: number): void {
+    if (!this.sink) return;
+    const counts = {
+      RunsStarted: outcome === "rejected" ? 0 : 1,
+      RunsPaused: outcome === "paused" ? 1 : 0,
+      RunsCompleted: outcome === "completed" ? 1 : 0,
+      RunsFailed: outcome === "failed" ? 1 : 0,
+      RunsTimedOut: outcome === "deadline" ? 1 : 0,
+    };
+    const line = {
+      _aws: {
+        Timestamp: Date.now(),
+        CloudWatchMetrics: [
+          {
+            Namespace: this.namespace,
+            Dimensions: [["Assistant"]],
+            Metrics: [
+              ...Object.keys(counts).map((name) => ({ Name: name, Unit: "Count" })),
+              { Name: "RunDuration", Unit: "Milliseconds" },
+            ],
+          },
+        ],
+      },
+      Assistant: assistantId,
+      ...counts,
+      RunDuration: Math.round(durationMs),
+    };
+    this.sink(JSON.stringify(line));
+  }
+}
+
+export const stdoutSink: MetricsSink = (line) => {
+  process.stdout.write(`${line}\n`);
+};

@@ -1,0 +1,97 @@
+import { assertThreadId } from "../checkpoint/dynamodb/keys";
+import { InvalidIdentifierError } from "../shared/errors";
+import type { RunEngine, RunOutcome } from "./engine";
+import type { GraphRegistry } from "./graph-registry";
+import { describe, HttpError, type HttpResult } from "./http";
+import type { RunMetrics } from "./observability";
+
+/** Fields of the one log line per request; route handlers fill in what they learn. */
+export interface RequestLogFields {
+  thread?: string;
+  assistant?: string;
+  outcome?: RunOutcome["kind"];
+}
+
+/** Everything a route handler gets: validated tenant, path parameters and the parsed body. */
+export interface RouteContext {
+  engine: RunEngine;
+  registry: GraphRegistry;
+  metrics: RunMetrics;
+  tenantId: string;
+  params: Record<string, string>;
+  body: Record<string, unknown>;
+  query: Record<string, string | undefined>;
+  remainingMs: number;
+  log: RequestLogFields;
+}
+
+export type RouteHandler = (context: RouteContext) => Promise<HttpResult>;
+
+/** A validated thread id; `status` is 400 on the simple face, 422 on the SDK face (as LangGraph Server). */
+export function threadIdFrom(value: unknown, status: 400 | 422): string {
+  try {
+    return assertThreadId(value);
+  } catch (error) {
+    if (error instanceof InvalidIdentifierError) throw new HttpError(status, error.message);
+    throw error;
+  }
+}
+
+/** The assistant a request names (404 when unknown), or the default one. */
+export function assistantFrom(registry: GraphRegistry, value: unknown, status: 400 | 422): string {
+  if (value === undefined || value === null) {
+    const fallback = registry.defaultAssistantId;
+    if (fallback === undefined) {
+      throw new HttpError(
+        status,
+        `Invalid assistant_id: expected one of ${registry.assistantIds.join(", ")}, got nothing`,
+      );
+    }
+    return fallback;
+  }
+  if (typeof value !== "string") {
+    throw new HttpError(status, `Invalid assistant_id: expected a string, got ${describe(value)}`);
+  }
+  if (!registry.has(value)) throw new HttpError(404, `Assistant not found: ${value}`);
+  return value;
+}
+
+/** Enforces "exactly one of input and resume", with the face's field names. */
+export function exactlyOne(hasInput: boolean, hasResume: boolean, resumeField: string): void {
+  if (hasInput === hasResume) {
+    throw new HttpError(
+      400,
+      `Invalid body: expected exactly one of input and ${resumeField}, got ${hasInput ? "both" : "neither"}`,
+    );
+  }
+}
+
+export function integerField(
+  body: Record<string, unknown>,
+  field: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const value = body[field];
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw new HttpError(
+      422,
+      `Invalid ${field}: expected an integer from ${min} to ${max}, got ${typeof value === "number" ? value : describe(value)}`,
+    );
+  }
+  return value;
+}
+
+export function objectField(
+  body: Record<string, unknown>,
+  field: string,
+): Record<string, unknown> | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw new HttpError(422, `Invalid ${field}: expected an object, got ${describe(value)}`);
+  }
+  return value as Record<string, unknown>;
+}

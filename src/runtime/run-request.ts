@@ -1,0 +1,25 @@
+import { RunDeadlineError } from "../shared/errors";
+import type { RunOutcome, RunRequest } from "./engine";
+import type { RouteContext } from "./route-context";
+
+/** Runs through the engine, recording the outcome in the request log and the run metrics. */
+export async function runAndRecord(
+  context: RouteContext,
+  request: Omit<RunRequest, "tenantId" | "remainingMs">,
+): Promise<RunOutcome> {
+  const started = performance.now();
+  context.log.thread = request.threadId;
+  context.log.assistant = request.assistantId;
+  const outcome = await context.engine.run({
+    ...request,
+    tenantId: context.tenantId,
+    remainingMs: context.remainingMs,
+  });
+  context.log.outcome = outcome.kind;
+  context.metrics.record(request.assistantId, outcome.kind, performance.now() - started);
+  return outcome;
+}
+
+export function deadlineMessage(threadId: string): string {
+  return new RunDeadlineError(threadId).message;
+}

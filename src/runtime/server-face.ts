@@ -1,0 +1,270 @@
+import { randomUUID } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
+import { assertCheckpointId } from "../checkpoint/dynamodb/keys";
+import { describe, HttpError, json, noContent } from "./http";
+import {
+  assistantFrom,
+  exactlyOne,
+  integerField,
+  objectField,
+  threadIdFrom,
+  type RouteContext,
+  type RouteHandler,
+} from "./route-context";
+import { deadlineMessage, runAndRecord } from "./run-request";
+import { SEARCH_STATUSES, threadJson, threadStateJson } from "./serialize";
+import type { ThreadRecord } from "./thread-store/types";
+
+/** The LangGraph Server face: the routes `@langchain/langgraph-sdk`'s Client calls. */
+
+const CREATED_AT = new Date().toISOString();
+
+export const createThread: RouteHandler = async (context) => {
+  const { body } = context;
+  const threadId =
+    body.thread_id === undefined || body.thread_id === null
+      ? randomUUID()
+      : threadIdFrom(body.thread_id, 422);
+  const metadata = objectField(body, "metadata") ?? {};
+  const ifExists = body.if_exists ?? "raise";
+  if (ifExists !== "raise" && ifExists !== "do_nothing") {
+    throw new HttpError(
+      422,
+      `Invalid if_exists: expected "raise" or "do_nothing", got ${JSON.stringify(ifExists)}`,
+    );
+  }
+  context.log.thread = threadId;
+  const now = Date.now();
+  const record = await context.engine.store("Creating a thread").create({
+    tenantId: context.tenantId,
+    threadId,
+    metadata: withoutUndefined(metadata),
+    now,
+    ifExists,
+  });
+  return json(200, threadJson(record, now, {}));
+};
+
+export const getThread: RouteHandler = async (context) => {
+  const threadId = threadIdFrom(context.params.thread_id, 422);
+  context.log.thread = threadId;
+  const record = await context.engine.requireThread(context.tenantId, threadId);
+  const snapshot = record.status === undefined ? undefined : await readState(context, record);
+  return json(200, threadJson(record, Date.now(), snapshot?.values ?? {}));
+};
+
+export const deleteThread: RouteHandler = async (context) => {
+  const threadId = threadIdFrom(context.params.thread_id, 422);
+  context.log.thread = threadId;
+  const store = context.engine.store("Deleting a thread");
+  const scope = context.engine.tenant(context.tenantId);
+  if (!(await store.delete(context.tenantId, threadId, Date.now()))) {
+    throw new HttpError(404, `Thread not found: ${threadId}`);
+  }
+  await scope.saver?.deleteThread(scope.saverThreadId(threadId));
+  return noContent();
+};
+
+export const searchThreads: RouteHandler = async (context) => {
+  const { body } = context;
+  const limit = integerField(body, "limit", 10, 1, 1000);
+  const offset = integerField(body, "offset", 0, 0, 100_000);
+  const metadata = objectField(body, "metadata");
+  let status;
+  if (body.status !== undefined && body.status !== null) {
+    status = typeof body.status === "string" ? SEARCH_STATUSES[body.status] : undefined;
+    if (!status) {
+      throw new HttpError(
+        422,
+        `Invalid status: expected one of ${Object.keys(SEARCH_STATUSES).join(", ")}, got ${typeof body.status === "string" ? JSON.stringify(body.status) : describe(body.status)}`,
+      );
+    }
+  }
+  const store = context.engine.store("Searching threads");
+  const filtering = metadata !== undefined && Object.keys(metadata).length > 0;
+  // A metadata filter is applied in code, so it reads a larger window first.
+  const records = await store.search({
+    tenantId: context.tenantId,
+    status,
+    limit: filtering ? 1000 : limit,
+    offset: filtering ? 0 : offset,
+  });
+  const now = Date.now();
+  const matching = filtering
+    ? records.filter((record) => matchesMetadata(record, metadata)).slice(offset, offset + limit)
+    : records;
+  return json(
+    200,
+    matching.map((record) => threadJson(record, now)),
+  );
+};
+
+export const getThreadState: RouteHandler = async (context) => {
+  const threadId = threadIdFrom(context.params.thread_id, 422);
+  context.log.thread = threadId;
+  const record = await context.engine.requireThread(context.tenantId, threadId);
+  const snapshot = await readState(context, record);
+  return json(200, threadStateJson(snapshot, threadId));
+};
+
+export const getThreadHistory: RouteHandler = async (context) => {
+  const threadId = threadIdFrom(context.params.thread_id, 422);
+  context.log.thread = threadId;
+  const { body } = context;
+  const limit = integerField(body, "limit", 10, 1, 1000);
+  const filter = objectField(body, "metadata");
+  const before = checkpointIdOf(body.before, "before");
+  const record = await context.engine.requireThread(context.tenantId, threadId);
+  const assistantId = record.assistantId ?? assistantFrom(context.registry, undefined, 422);
+  const scope = context.engine.tenant(context.tenantId);
+  const graph = await context.engine.graph(assistantId, context.tenantId);
+  const saverThreadId = scope.saverThreadId(threadId);
+  const states = await context.engine.withSaver(scope, async () => {
+    const collected: unknown[] = [];
+    const history = graph.getStateHistory(
+      { configurable: { thread_id: saverThreadId } },
+      {
+        limit,
+        ...(filter ? { filter } : {}),
+        ...(before
+          ? { before: { configurable: { thread_id: saverThreadId, checkpoint_id: before } } }
+          : {}),
+      },
+    );
+    for await (const snapshot of history) collected.push(threadStateJson(snapshot, threadId));
+    return collected;
+  });
+  return json(200, states);
+};
+
+export const waitRun: RouteHandler = async (context) => {
+  const threadId = threadIdFrom(context.params.thread_id, 422);
+  const { body } = context;
+  const command = objectField(body, "command");
+  if (
+    command &&
+    Object.keys(command).some((key) => key !== "resume" && command[key] !== undefined)
+  ) {
+    throw new HttpError(
+      422,
+      `Invalid command: expected only resume, got ${Object.keys(command).join(", ")}`,
+    );
+  }
+  const hasResume = command !== undefined && "resume" in command;
+  exactlyOne("input" in body, hasResume, "command.resume");
+  const strategy = body.multitask_strategy ?? "reject";
+  if (strategy !== "reject") {
+    throw new HttpError(
+      422,
+      `Invalid multitask_strategy: expected "reject", got ${JSON.stringify(strategy)}`,
+    );
+  }
+  const ifNotExists = body.if_not_exists ?? "reject";
+  if (ifNotExists !== "reject" && ifNotExists !== "create") {
+    throw new HttpError(
+      422,
+      `Invalid if_not_exists: expected "reject" or "create", got ${JSON.stringify(ifNotExists)}`,
+    );
+  }
+  const assistantId = assistantFrom(context.registry, body.assistant_id, 422);
+  const outcome = await runAndRecord(context, {
+    threadId,
+    assistantId,
+    kind: hasResume ? "resume" : "start",
+    input: body.input,
+    resume: command?.resume,
+    createIfMissing: ifNotExists === "create",
+  });
+  // Never 202/204 here: the SDK drops such bodies. Failures are 200 `__error__`, which the SDK does not retry.
+  switch (outcome.kind) {
+    case "completed":
+      return json(200, outcome.values);
+    case "paused":
+      return json(200, {
+        ...outcome.values,
+        __interrupt__: outcome.interrupts.map(({ id, value }) => ({ id, value })),
+      });
+    case "deadline":
+      return json(200, {
+        __error__: { error: "TimeoutError", message: deadlineMessage(threadId) },
+      });
+    case "failed":
+      return json(200, {
+        __error__: {
+          error: outcome.errorName,
+          message: `${outcome.message} (error id ${outcome.errorId})`,
+        },
+      });
+  }
+};
+
+export const getAssistant: RouteHandler = async (context) => {
+  const assistantId = context.params.assistant_id ?? "";
+  if (!context.registry.has(assistantId)) {
+    throw new HttpError(404, `Assistant not found: ${assistantId}`);
+  }
+  return json(200, assistantJson(assistantId));
+};
+
+export const searchAssistants: RouteHandler = async (context) => {
+  const { body } = context;
+  const limit = integerField(body, "limit", 10, 1, 1000);
+  const offset = integerField(body, "offset", 0, 0, 100_000);
+  const graphId = body.graph_id;
+  if (graphId !== undefined && graphId !== null && typeof graphId !== "string") {
+    throw new HttpError(422, `Invalid graph_id: expected a string, got ${describe(graphId)}`);
+  }
+  const ids = context.registry.assistantIds.filter((id) => !graphId || id === graphId);
+  return json(200, ids.slice(offset, offset + limit).map(assistantJson));
+};
+
+function assistantJson(assistantId: string): Record<string, unknown> {
+  return {
+    assistant_id: assistantId,
+    graph_id: assistantId,
+    name: assistantId,
+    description: null,
+    config: {},
+    context: {},
+    metadata: {},
+    version: 1,
+    created_at: CREATED_AT,
+    updated_at: CREATED_AT,
+  };
+}
+
+async function readState(context: RouteContext, record: ThreadRecord) {
+  const assistantId = record.assistantId ?? assistantFrom(context.registry, undefined, 422);
+  const scope = context.engine.tenant(context.tenantId);
+  const graph = await context.engine.graph(assistantId, context.tenantId);
+  return context.engine.withSaver(scope, () =>
+    graph.getState({ configurable: { thread_id: scope.saverThreadId(record.threadId) } }),
+  );
+}
+
+/** `before` as the SDK sends it: a config `{configurable: {checkpoint_id}}` or a bare checkpoint id. */
+function checkpointIdOf(value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const id =
+    typeof value === "string"
+      ? value
+      : (value as { configurable?: { checkpoint_id?: unknown } }).configurable?.checkpoint_id;
+  try {
+    return assertCheckpointId(id);
+  } catch {
+    throw new HttpError(
+      422,
+      `Invalid ${field}: expected a checkpoint id or config, got ${describe(value)}`,
+    );
+  }
+}
+
+function matchesMetadata(record: ThreadRecord, filter: Record<string, unknown>): boolean {
+  return Object.entries(filter).every(([key, value]) =>
+    isDeepStrictEqual(record.metadata[key], value),
+  );
+}
+
+function withoutUndefined(value: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+}

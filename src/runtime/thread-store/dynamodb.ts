@@ -1,0 +1,324 @@
+import { randomBytes } from "node:crypto";
+import type { AttributeValue, DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import {
+  BatchWriteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { buildPk, THREAD_RECORD_SK } from "../../checkpoint/dynamodb/keys";
+import {
+  TABLE_KEYS,
+  THREADS_BY_STATUS_INDEX,
+  THREADS_BY_TENANT_INDEX,
+} from "../../checkpoint/dynamodb/table-definition";
+import {
+  buildStatusUpdate,
+  buildTenantStatus,
+  buildThreadTouch,
+  renderUpdate,
+  THREAD_ATTRIBUTES as A,
+  THREAD_STATUSES,
+  type ThreadStatus,
+  type UpdateFragment,
+} from "../../checkpoint/dynamodb/thread-record";
+import {
+  NothingToResumeError,
+  ThreadBusyError,
+  ThreadExistsError,
+  ThreadNotFoundError,
+} from "../../shared/errors";
+import {
+  isLeased,
+  type AcquireLeaseInput,
+  type CreateThreadInput,
+  type PendingInterrupt,
+  type ReleaseLeaseInput,
+  type SearchThreadsInput,
+  type ThreadRecord,
+  type ThreadStore,
+} from "./types";
+
+/** Attribute holding the assistant that last ran the thread (state reads need its graph). */
+export const ASSISTANT_ATTRIBUTE = "assistant_id";
+
+/** Default life of a thread after its last run: the saver's default (30 days). */
+const DEFAULT_TTL_SECONDS = 30 * 24 * 60 * 60;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Item = Record<string, any>;
+
+export interface DynamoDBThreadStoreOptions {
+  client: DynamoDBClient | DynamoDBDocumentClient;
+  tableName: string;
+  /** Seconds a thread lives after its last run (default 30 days, like the saver). */
+  ttlSeconds?: number;
+}
+
+/**
+ * Thread records and run leases on the Memory Table table, next to the checkpoints (`sk = "m"`). Taking a lease
+ * is one conditional UpdateItem that also creates or renews the record (the saver's own touch fragment) and
+ * marks it RUNNING; releasing it is one UpdateItem that writes the outcome. The inbox is a Query on the
+ * threads-by-status index, never a Scan.
+ */
+export class DynamoDBThreadStore implements ThreadStore {
+  readonly ttlSeconds: number;
+  private readonly client: DynamoDBDocumentClient;
+  private readonly tableName: string;
+
+  constructor(options: DynamoDBThreadStoreOptions) {
+    this.client =
+      options.client instanceof DynamoDBDocumentClient
+        ? options.client
+        : DynamoDBDocumentClient.from(options.client, {
+            marshallOptions: { removeUndefinedValues: true },
+          });
+    this.tableName = options.tableName;
+    this.ttlSeconds = options.ttlSeconds ?? DEFAULT_TTL_SECONDS;
+  }
+
+  async get(tenantId: string, threadId: string): Promise<ThreadRecord | undefined> {
+    const result = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: recordKey(tenantId, threadId),
+        ConsistentRead: true,
+      }),
+    );
+    return result.Item && !isExpired(result.Item, Date.now()) ? toRecord(result.Item) : undefined;
+  }
+
+  async create(input: CreateThreadInput): Promise<ThreadRecord> {
+    const update = renderUpdate(this.touch(input.tenantId, input.threadId, input.now), {
+      set: ["#metadata = :metadata"],
+      remove: [],
+      names: { "#metadata": A.metadata, "#pk": TABLE_KEYS.partitionKey },
+      values: { ":metadata": JSON.stringify(input.metadata) },
+    });
+    try {
+      const result = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: recordKey(input.tenantId, input.threadId),
+          ...update,
+          ConditionExpression: "attribute_not_exists(#pk)",
+          ReturnValues: "ALL_NEW",
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+        }),
+      );
+      return toRecord(result.Attributes ?? {});
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      if (input.ifExists === "raise") throw new ThreadExistsError(input.threadId);
+      return toRecord(fromAttributeValues(error.Item));
+    }
+  }
+
+  async acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined> {
+    const update = renderUpdate(
+      this.touch(input.tenantId, input.threadId, input.now),
+      buildStatusUpdate(input.tenantId, "RUNNING"),
+      {
+        set: ["#owner = :owner", "#expires = :expires", "#assistant = :assistant"],
+        remove: [],
+        names: {
+          "#owner": A.leaseOwner,
+          "#expires": A.leaseExpiresAt,
+          "#assistant": ASSISTANT_ATTRIBUTE,
+          "#pk": TABLE_KEYS.partitionKey,
+        },
+        values: {
+          ":owner": input.owner,
+          ":expires": input.expiresAt,
+          ":assistant": input.assistantId,
+          ":paused": "PAUSED_FOR_HUMAN",
+        },
+      },
+    );
+    // `:now` is the touch fragment's epoch-ms clock: a lease whose expiry passed is free.
+    const conditions = ["(attribute_not_exists(#owner) OR #expires < :now)"];
+    // DynamoDB rejects unused placeholders: drop the ones this mode's condition does not need.
+    if (input.mode !== "start-or-create") conditions.push("attribute_exists(#pk)");
+    else delete update.ExpressionAttributeNames["#pk"];
+    if (input.mode === "resume") conditions.push("#status = :paused");
+    else delete update.ExpressionAttributeValues?.[":paused"];
+    try {
+      const result = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: recordKey(input.tenantId, input.threadId),
+          ...update,
+          ConditionExpression: conditions.join(" AND "),
+          ReturnValues: "ALL_OLD",
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+        }),
+      );
+      const old = result.Attributes;
+      return old && Object.keys(old).length > 0 ? toRecord(old) : undefined;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const item = fromAttributeValues(error.Item);
+      const old = Object.keys(item).length > 0 ? toRecord(item) : undefined;
+      if (!old || isExpired(item, input.now)) throw new ThreadNotFoundError(input.threadId);
+      if (isLeased(old, input.now)) throw new ThreadBusyError(input.threadId);
+      throw new NothingToResumeError(input.threadId, "the thread is not paused at an interrupt");
+    }
+  }
+
+  async releaseLease(input: ReleaseLeaseInput): Promise<boolean> {
+    const outcome: UpdateFragment =
+      input.status === undefined
+        ? {
+            set: [],
+            remove: ["#status", "#tenant_status", "#next_node"],
+            names: {
+              "#status": A.status,
+              "#tenant_status": A.tenantStatus,
+              "#next_node": A.nextNode,
+            },
+            values: {},
+          }
+        : buildStatusUpdate(input.tenantId, input.status, input.nextNodes.join(","));
+    const update = renderUpdate(outcome, {
+      set: ["#updated_at = :now", "#interrupts = :interrupts"],
+      remove: ["#owner", "#expires"],
+      names: {
+        "#updated_at": A.updatedAt,
+        "#interrupts": A.interrupts,
+        "#owner": A.leaseOwner,
+        "#expires": A.leaseExpiresAt,
+      },
+      values: {
+        ":now": input.now,
+        ":interrupts": JSON.stringify(input.interrupts),
+        ":owner": input.owner,
+      },
+    });
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: recordKey(input.tenantId, input.threadId),
+          ...update,
+          ConditionExpression: "#owner = :owner",
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async search(input: SearchThreadsInput): Promise<ThreadRecord[]> {
+    const index = input.status === undefined ? THREADS_BY_TENANT_INDEX : THREADS_BY_STATUS_INDEX;
+    const partition =
+      input.status === undefined ? input.tenantId : buildTenantStatus(input.tenantId, input.status);
+    const wanted = input.offset + input.limit;
+    const now = Date.now();
+    const found: ThreadRecord[] = [];
+    let startKey: Item | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: index.name,
+          KeyConditionExpression: "#partition = :partition",
+          ExpressionAttributeNames: { "#partition": index.partitionKey },
+          ExpressionAttributeValues: { ":partition": partition },
+          ScanIndexForward: false,
+          // A few extra for records that turn out expired (TTL deletion lags).
+          Limit: Math.min(wanted - found.length + 5, 1000),
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        if (!isExpired(item, now)) found.push(toRecord(item));
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey && found.length < wanted);
+    return found.slice(input.offset, wanted);
+  }
+
+  async delete(tenantId: string, threadId: string, now: number): Promise<boolean> {
+    const record = await this.get(tenantId, threadId);
+    if (!record) return false;
+    if (isLeased(record, now)) throw new ThreadBusyError(threadId);
+    await this.client.send(
+      new BatchWriteCommand({
+        RequestItems: {
+          [this.tableName]: [{ DeleteRequest: { Key: recordKey(tenantId, threadId) } }],
+        },
+      }),
+    );
+    return true;
+  }
+
+  private touch(tenantId: string, threadId: string, nowMs: number): UpdateFragment {
+    return buildThreadTouch({
+      tenantId,
+      threadId,
+      nowMs,
+      ttlSeconds: this.ttlSeconds,
+      newGeneration: randomBytes(8).toString("hex"),
+    });
+  }
+}
+
+function recordKey(tenantId: string, threadId: string): Item {
+  return {
+    [TABLE_KEYS.partitionKey]: buildPk(tenantId, threadId),
+    [TABLE_KEYS.sortKey]: THREAD_RECORD_SK,
+  };
+}
+
+function isConditionFailure(
+  error: unknown,
+): error is Error & { Item?: Record<string, AttributeValue> } {
+  return error instanceof Error && error.name === "ConditionalCheckFailedException";
+}
+
+/** The record's attributes are strings and numbers only: enough to read `ReturnValuesOnConditionCheckFailure`. */
+function fromAttributeValues(item: Record<string, AttributeValue> | undefined): Item {
+  const plain: Item = {};
+  for (const [name, value] of Object.entries(item ?? {})) {
+    if (value.S !== undefined) plain[name] = value.S;
+    else if (value.N !== undefined) plain[name] = Number(value.N);
+  }
+  return plain;
+}
+
+function isExpired(item: Item, now: number): boolean {
+  const ttl = item[A.ttl] as number | undefined;
+  return typeof ttl === "number" && ttl * 1000 <= now;
+}
+
+function toRecord(item: Item): ThreadRecord {
+  const status = item[A.status] as string | undefined;
+  const next = item[A.nextNode] as string | undefined;
+  return {
+    threadId: String(item[A.threadId] ?? ""),
+    status: (THREAD_STATUSES as readonly string[]).includes(status ?? "")
+      ? (status as ThreadStatus)
+      : undefined,
+    nextNodes: next ? next.split(",") : [],
+    interrupts: parseJson<PendingInterrupt[]>(item[A.interrupts], []),
+    metadata: parseJson<Record<string, unknown>>(item[A.metadata], {}),
+    assistantId: item[ASSISTANT_ATTRIBUTE] as string | undefined,
+    createdAt: Number(item[A.createdAt] ?? 0),
+    updatedAt: Number(item[A.updatedAt] ?? 0),
+    leaseOwner: item[A.leaseOwner] as string | undefined,
+    leaseExpiresAt:
+      item[A.leaseExpiresAt] === undefined ? undefined : Number(item[A.leaseExpiresAt]),
+  };
+}
+
+function parseJson<T>(text: unknown, fallback: T): T {
+  if (typeof text !== "string") return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}

@@ -1,0 +1,100 @@
+import type { ThreadStatus } from "../../checkpoint/dynamodb/thread-record";
+
+/** One interrupt a paused thread waits on, as kept on the thread record (the approvals inbox shows it). */
+export interface PendingInterrupt {
+  id: string;
+  value: unknown;
+  /** Task that raised it (the SDK's `Thread.interrupts` is keyed by task id). */
+  taskId?: string;
+}
+
+/** The runtime's view of a thread record (`sk = "m"` with DynamoDB). Times are epoch milliseconds. */
+export interface ThreadRecord {
+  threadId: string;
+  /** Unset for a thread that was created but never run. */
+  status?: ThreadStatus;
+  nextNodes: string[];
+  interrupts: PendingInterrupt[];
+  metadata: Record<string, unknown>;
+  assistantId?: string;
+  createdAt: number;
+  updatedAt: number;
+  leaseOwner?: string;
+  leaseExpiresAt?: number;
+}
+
+/** What a run needs the thread to be before it may take the lease. */
+export type LeaseMode =
+  /** Start a run; create the thread when it does not exist. */
+  | "start-or-create"
+  /** Start a run on an existing thread. */
+  | "start"
+  /** Resume: the thread must be paused at an interrupt. */
+  | "resume";
+
+export interface AcquireLeaseInput {
+  tenantId: string;
+  threadId: string;
+  /** Unique id of the run taking the lease. */
+  owner: string;
+  /** When the lease lapses on its own (the holder's Lambda deadline), epoch ms. */
+  expiresAt: number;
+  now: number;
+  mode: LeaseMode;
+  assistantId: string;
+}
+
+export interface ReleaseLeaseInput {
+  tenantId: string;
+  threadId: string;
+  owner: string;
+  now: number;
+  /** Status to leave the thread in; unset restores a never-run thread. */
+  status: ThreadStatus | undefined;
+  nextNodes: string[];
+  interrupts: PendingInterrupt[];
+}
+
+export interface CreateThreadInput {
+  tenantId: string;
+  threadId: string;
+  metadata: Record<string, unknown>;
+  now: number;
+  ifExists: "raise" | "do_nothing";
+}
+
+export interface SearchThreadsInput {
+  tenantId: string;
+  /** Only threads in this status (served by the threads-by-status index); all threads when unset. */
+  status?: ThreadStatus;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * Thread records, run leases and statuses, always scoped by tenant. Every method takes the tenant explicitly,
+ * so one store serves all tenants of a container and no call can reach another tenant's thread.
+ */
+export interface ThreadStore {
+  /** Seconds a thread lives after its last run, when the store expires threads (DynamoDB TTL). */
+  readonly ttlSeconds?: number;
+  get(tenantId: string, threadId: string): Promise<ThreadRecord | undefined>;
+  create(input: CreateThreadInput): Promise<ThreadRecord>;
+  /**
+   * Takes the run lease in one conditional write that also marks the thread RUNNING. Returns the record as it
+   * was before (undefined when the call created it). Throws ThreadNotFoundError, ThreadBusyError or
+   * NothingToResumeError without changing anything.
+   */
+  acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined>;
+  /** Writes the run's outcome and frees the lease in one write. False when the lease was no longer ours. */
+  releaseLease(input: ReleaseLeaseInput): Promise<boolean>;
+  /** Newest first (by `updatedAt`). */
+  search(input: SearchThreadsInput): Promise<ThreadRecord[]>;
+  /** Removes the record; false when there was none. Throws ThreadBusyError while a run holds the lease. */
+  delete(tenantId: string, threadId: string, now: number): Promise<boolean>;
+}
+
+/** True while a lease is held and has not lapsed. */
+export function isLeased(record: ThreadRecord, now: number): boolean {
+  return record.leaseOwner !== undefined && (record.leaseExpiresAt ?? 0) >= now;
+}
