@@ -35,10 +35,18 @@ export interface CheckpointItem {
   vals: Record<string, InlineValue>;
   /** Values new in this checkpoint stored as chunk items (`<sk>#x#<channel>#<n>`). */
   big: Record<string, ChunkedValue>;
+  /** Pending writes of this checkpoint that were committed together with it (group commit). */
+  w?: StoredWrite[];
 }
 
-/** One write of a `putWrites` call: channel, index, and the value inline or as `n` chunks. */
+/**
+ * One pending write: task id, task path, the call's sequence (orders retries), channel, index, and the value
+ * inline or as `n` chunk items after the item that holds the write.
+ */
 export interface StoredWrite {
+  k: string;
+  p: string;
+  q: string;
   c: string;
   i: number;
   t: string;
@@ -52,8 +60,6 @@ export interface WritesItem {
   sk: string;
   k: typeof ITEM_KIND.writes;
   g: string;
-  /** Task path (LangGraph's ordering key for writes). */
-  tp: string;
   ws: StoredWrite[];
 }
 

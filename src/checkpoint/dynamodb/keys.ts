@@ -70,14 +70,9 @@ export function writesPrefix(namespace: string, checkpointId: string): string {
   return `${buildCheckpointSk(namespace, checkpointId)}${WRITES_INFIX}`;
 }
 
-/** One `putWrites` call: `seq` orders calls (first writer wins for regular writes, last for special ones). */
-export function buildWritesSk(
-  namespace: string,
-  checkpointId: string,
-  taskId: string,
-  seq: string,
-): string {
-  return `${writesPrefix(namespace, checkpointId)}${escapeKeyPart(taskId)}#${seq}`;
+/** Pending writes of one checkpoint committed in one batch; `seq` is unique and time-ordered. */
+export function buildWritesSk(namespace: string, checkpointId: string, seq: string): string {
+  return `${writesPrefix(namespace, checkpointId)}${seq}`;
 }
 
 /**

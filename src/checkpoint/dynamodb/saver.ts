@@ -97,6 +97,7 @@ const CHUNK_BYTES = 320 * 1024;
 // First page of a latest-checkpoint Query: the thread record, a few pending writes and the checkpoint.
 const LATEST_PAGE_LIMIT = 6;
 const LINEAGE_CACHE_SIZE = 128;
+const RENEWAL_SLACK_SECONDS = 60 * 60;
 
 interface ThreadState {
   generation: string;
@@ -126,7 +127,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver<string> {
   readonly maxCheckpointBytes: number;
   private readonly compression: Compression;
   private readonly client: DynamoDBDocumentClient;
-  private readonly buffer: WriteBuffer;
+  private readonly buffer: WriteBuffer<PendingRecord>;
   private readonly now: () => number;
   private readonly threads = new Map<string, ThreadState>();
   private readonly renewed = new Set<string>();
@@ -152,7 +153,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver<string> {
     this.client = toDocumentClient(
       options.client ?? new DynamoDBClient(options.clientConfig ?? {}),
     );
-    this.buffer = new WriteBuffer(this.client, this.tableName);
+    this.buffer = new WriteBuffer(this.client, this.tableName, planItems);
   }
 
   override getNextVersion(current: string | undefined): string {
@@ -306,7 +307,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver<string> {
     }
     // Chunks first, then the checkpoint item that references them: the commit point.
     if (chunks.length > 0) await batchWriteAll(this.client, this.tableName, chunks.map(putRequest));
-    await this.buffer.write([item as unknown as Item]);
+    await this.buffer.submit({ kind: "checkpoint", item });
     this.rememberLocations(threadId, namespace, checkpointId, item.loc);
     return {
       configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpointId },
@@ -345,41 +346,51 @@ export class DynamoDBSaver extends BaseCheckpointSaver<string> {
     );
     const thread = await this.ensureWritable(threadId);
     const pk = buildPk(this.tenantId, threadId);
-    const sk = buildWritesSk(namespace, checkpointId, taskId, this.nextSequence());
-    const chunks: ChunkItem[] = [];
-    const stored: StoredWrite[] = [];
-    let inlineBytes = 0;
-    for (const write of serialized) {
-      const encoded = encodeValue(write.type, write.bytes, this.compression);
-      const size = encoded.v.byteLength;
-      if (size <= MAX_INLINE_VALUE_BYTES && inlineBytes + size <= MAX_INLINE_TOTAL_BYTES) {
-        inlineBytes += size;
-        stored.push({ c: write.channel, i: write.index, t: encoded.t, z: encoded.z, v: encoded.v });
-      } else {
-        const part = String(stored.length);
-        const parts = splitChunks(encoded.v).map((d, n) =>
-          chunkItem(pk, buildChunkSk(sk, part, n), thread, d),
-        );
-        chunks.push(...parts);
-        stored.push({
-          c: write.channel,
-          i: write.index,
-          t: encoded.t,
-          z: encoded.z,
-          n: parts.length,
-        });
-      }
+    const checkpointSk = buildCheckpointSk(namespace, checkpointId);
+    const seq = this.nextSequence();
+    const encoded = serialized.map((write) => ({
+      write,
+      value: encodeValue(write.type, write.bytes, this.compression),
+    }));
+    const inlineBytes = encoded.reduce((sum, { value }) => sum + value.v.byteLength, 0);
+    const entry = (write: (typeof serialized)[number], value: EncodedValue): StoredWrite => ({
+      k: taskId,
+      p: taskPath,
+      q: seq,
+      c: write.channel,
+      i: write.index,
+      t: value.t,
+      z: value.z,
+      v: value.v,
+    });
+    if (
+      inlineBytes <= MAX_INLINE_TOTAL_BYTES &&
+      encoded.every(({ value }) => value.v.byteLength <= MAX_INLINE_VALUE_BYTES)
+    ) {
+      await this.buffer.submit({
+        kind: "writes",
+        pk,
+        checkpointSk,
+        writesSk: buildWritesSk(namespace, checkpointId, seq),
+        generation: thread.generation,
+        entries: encoded.map(({ write, value }) => entry(write, value)),
+      });
+      return;
     }
-    const item: WritesItem = {
-      pk,
-      sk,
-      k: ITEM_KIND.writes,
-      g: thread.generation,
-      tp: taskPath,
-      ws: stored,
-    };
-    if (chunks.length > 0) await batchWriteAll(this.client, this.tableName, chunks.map(putRequest));
-    await this.buffer.write([item as unknown as Item]);
+    // Large writes get their own item, their chunks written first, so the item never points at missing chunks.
+    const sk = buildWritesSk(namespace, checkpointId, seq);
+    const chunks: ChunkItem[] = [];
+    const stored = encoded.map(({ write, value }, position): StoredWrite => {
+      if (value.v.byteLength <= MAX_INLINE_VALUE_BYTES) return entry(write, value);
+      const parts = splitChunks(value.v).map((d, n) =>
+        chunkItem(pk, buildChunkSk(sk, String(position), n), thread, d),
+      );
+      chunks.push(...parts);
+      const { v: _bytes, ...rest } = entry(write, value);
+      return { ...rest, n: parts.length };
+    });
+    const item: WritesItem = { pk, sk, k: ITEM_KIND.writes, g: thread.generation, ws: stored };
+    await batchWriteAll(this.client, this.tableName, [...chunks, item].map(putRequest));
   }
 
   override async deleteThread(threadId: string): Promise<void> {
@@ -412,7 +423,12 @@ export class DynamoDBSaver extends BaseCheckpointSaver<string> {
   private async ensureWritable(threadId: string): Promise<ThreadState> {
     const known = this.threads.get(threadId);
     const nowSeconds = Math.floor(this.now() / 1000);
-    if (known && known.ttl > nowSeconds && this.renewed.has(threadId)) return known;
+    // Renewal is coalesced: a record renewed within the last RENEWAL_SLACK is not written again.
+    const slack = Math.min(RENEWAL_SLACK_SECONDS, Math.floor(this.ttlSeconds / 10));
+    if (known && known.ttl > nowSeconds) {
+      if (this.renewed.has(threadId) || known.ttl - nowSeconds >= this.ttlSeconds - slack)
+        return known;
+    }
     const inFlight = this.touches.get(threadId);
     if (inFlight) return inFlight;
     const touch = this.touch(threadId, emptyUpdate()).finally(() => this.touches.delete(threadId));
@@ -793,7 +809,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver<string> {
           }
         }
         checkpoint.channel_values = channelValues;
-        const pendingWrites = await this.decodeWrites(group.writes, chunkData);
+        const pendingWrites = await this.decodeWrites([group.item, ...group.writes], chunkData);
         const parentId = group.item.p;
         if (checkpoint.v < 4 && parentId !== undefined) {
           await this.migratePendingSends(threadId, group.namespace, parentId, checkpoint);
@@ -830,45 +846,41 @@ export class DynamoDBSaver extends BaseCheckpointSaver<string> {
   }
 
   /**
-   * Pending writes in LangGraph's order. Every `putWrites` call is its own item, so a retried call cannot
+   * Pending writes in LangGraph's order. Every `putWrites` call keeps its own sequence, so a retried call cannot
    * overwrite: per (task, index) the first call wins for regular writes, the last for special channels.
    */
   private async decodeWrites(
-    items: WritesItem[],
+    holders: Array<{ sk: string; ws?: StoredWrite[]; w?: StoredWrite[] }>,
     chunkData: Map<string, Uint8Array>,
   ): Promise<Array<{ taskId: string; channel: string; value: unknown }>> {
-    const ordered = [...items].sort((a, b) => (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0));
-    const chosen = new Map<
-      string,
-      { taskId: string; taskPath: string; write: StoredWrite; bytes: () => Uint8Array }
-    >();
-    for (const item of ordered) {
-      const taskId = taskIdOfWritesSk(item.sk);
-      item.ws.forEach((write, position) => {
-        const key = `${taskId}\u0000${write.i}`;
-        if (write.i >= 0 && chosen.has(key)) return;
-        chosen.set(key, {
-          taskId,
-          taskPath: item.tp ?? "",
-          write,
-          bytes: () =>
-            write.n !== undefined
-              ? joinChunks(item.sk, String(position), write.n, chunkData)
-              : (write.v as Uint8Array),
-        });
-      });
+    const all = holders.flatMap((holder) =>
+      (holder.ws ?? holder.w ?? []).map((write, position) => ({ holder, write, position })),
+    );
+    all.sort((a, b) => (a.write.q < b.write.q ? -1 : a.write.q > b.write.q ? 1 : 0));
+    const chosen = new Map<string, (typeof all)[number]>();
+    for (const candidate of all) {
+      const key = `${candidate.write.k}\u0000${candidate.write.i}`;
+      if (candidate.write.i >= 0 && chosen.has(key)) continue;
+      chosen.set(key, candidate);
     }
     const entries = [...chosen.values()].sort((a, b) =>
       compareWritesSortKeys(
-        writesSortKey(a.taskPath, a.taskId, a.write.i),
-        writesSortKey(b.taskPath, b.taskId, b.write.i),
+        writesSortKey(a.write.p ?? "", a.write.k, a.write.i),
+        writesSortKey(b.write.p ?? "", b.write.k, b.write.i),
       ),
     );
     return Promise.all(
-      entries.map(async (entry) => ({
-        taskId: entry.taskId,
-        channel: entry.write.c,
-        value: await this.decode({ t: entry.write.t, z: entry.write.z, v: entry.bytes() }),
+      entries.map(async ({ holder, write, position }) => ({
+        taskId: write.k,
+        channel: write.c,
+        value: await this.decode({
+          t: write.t,
+          z: write.z,
+          v:
+            write.n !== undefined
+              ? joinChunks(holder.sk, String(position), write.n, chunkData)
+              : (write.v as Uint8Array),
+        }),
       })),
     );
   }
@@ -889,8 +901,12 @@ export class DynamoDBSaver extends BaseCheckpointSaver<string> {
       },
       ConsistentRead: true,
     })) as unknown as StoredItem[];
+    const parent = await this.readById(threadId, namespace, parentId);
     const writes = await this.decodeWrites(
-      items.filter((item): item is WritesItem => item.k === ITEM_KIND.writes),
+      [
+        ...(parent ? [parent.item] : []),
+        ...items.filter((item): item is WritesItem => item.k === ITEM_KIND.writes),
+      ],
       new Map(
         items
           .filter((item): item is ChunkItem => item.k === ITEM_KIND.chunk)
@@ -959,6 +975,53 @@ export class DynamoDBSaver extends BaseCheckpointSaver<string> {
   }
 }
 
+type PendingRecord =
+  | { kind: "checkpoint"; item: CheckpointItem }
+  | {
+      kind: "writes";
+      pk: string;
+      checkpointSk: string;
+      /** Key of the writes item if these writes are not committed inside their checkpoint item. */
+      writesSk: string;
+      generation: string;
+      entries: StoredWrite[];
+    };
+
+/**
+ * Plans one group commit: pending writes whose checkpoint is committed in the same batch travel inside the
+ * checkpoint item; the others share one writes item per checkpoint.
+ */
+function planItems(records: PendingRecord[]): Item[] {
+  const checkpoints = new Map<string, CheckpointItem>();
+  for (const record of records) {
+    if (record.kind === "checkpoint")
+      checkpoints.set(`${record.item.pk}\u0000${record.item.sk}`, record.item);
+  }
+  const writes = new Map<string, WritesItem>();
+  for (const record of records) {
+    if (record.kind !== "writes") continue;
+    const key = `${record.pk}\u0000${record.checkpointSk}`;
+    const checkpoint = checkpoints.get(key);
+    if (checkpoint && checkpoint.g === record.generation) {
+      (checkpoint.w ??= []).push(...record.entries);
+      continue;
+    }
+    const existing = writes.get(key);
+    if (existing) {
+      existing.ws.push(...record.entries);
+      continue;
+    }
+    writes.set(key, {
+      pk: record.pk,
+      sk: record.writesSk,
+      k: ITEM_KIND.writes,
+      g: record.generation,
+      ws: [...record.entries],
+    });
+  }
+  return [...checkpoints.values(), ...writes.values()] as unknown as Item[];
+}
+
 interface CheckpointGroup {
   item: CheckpointItem;
   namespace: string;
@@ -1012,13 +1075,6 @@ export function toDocumentClient(
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
   });
-}
-
-function taskIdOfWritesSk(sk: string): string {
-  // `<checkpoint sk>#w#<escaped task id>#<seq>`
-  const afterInfix = sk.slice(sk.lastIndexOf("#w#") + 3);
-  const task = afterInfix.slice(0, afterInfix.lastIndexOf("#"));
-  return task.replace(/%23/g, "#").replace(/%25/g, "%");
 }
 
 function splitChunks(bytes: Uint8Array): Uint8Array[] {

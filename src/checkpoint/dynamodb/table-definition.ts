@@ -10,7 +10,7 @@ import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
  * | sk                                   | item                                                         |
  * |--------------------------------------|--------------------------------------------------------------|
  * | `c#<checkpoint id>`                  | a root-namespace checkpoint, with its new channel values inline |
- * | `c#<checkpoint id>#w#<task>#<seq>`   | one `putWrites` call's writes for that checkpoint              |
+ * | `c#<checkpoint id>#w#<seq>`          | pending writes of that checkpoint not committed with it        |
  * | `<owner sk>#x#<part>#<n>`            | chunk n of a value too large for its owner item                |
  * | `m`                                  | the thread record: status, next node, expiry, lease, inbox     |
  * | `n#<ns>#<checkpoint id>[#w#...]`     | the same for a subgraph namespace                              |
