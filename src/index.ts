@@ -23,3 +23,15 @@ export type {
   PurgeResult,
 } from "./checkpoint/memory";
 export { buildBookingGraph } from "./examples/booking";
+export {
+  DynamoDBSaver,
+  DEFAULT_MAX_CHECKPOINT_BYTES,
+  DEFAULT_TTL_SECONDS,
+  type DynamoDBSaverOptions,
+} from "./checkpoint/dynamodb/saver";
+export { THREAD_STATUSES, type ThreadStatus } from "./checkpoint/dynamodb/thread-record";
+export {
+  isExpiredThreadRemoval,
+  removeExpiredThreadItems,
+} from "./checkpoint/dynamodb/expired-threads";
+export type { Compression } from "./checkpoint/dynamodb/codec";
