@@ -1,0 +1,124 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { Client } from "@langchain/langgraph-sdk";
+import pino from "pino";
+import { InMemorySaver } from "../../src/checkpoint/memory";
+import { loadDevKeys, signDevToken, type DevKeys } from "../../src/dev/auth";
+import { startDevServer, type RunningDevServer } from "../../src/dev/server";
+import { buildBookingGraph, type BookingStateValues } from "../../src/examples/booking";
+import { createHandler, type ApiHandler, type HandlerOptions } from "../../src/runtime/handler";
+import type { HttpEvent } from "../../src/runtime/http";
+import type { GraphFactory } from "../../src/runtime/types";
+import { createLocalClient, createTestTable } from "../support/dynamodb";
+
+export const quietLogger = pino({ level: "silent" });
+
+/** The booking assistant with a hook on its irreversible side effect. */
+export function bookingAssistants(
+  onBooked?: (state: BookingStateValues) => void | Promise<void>,
+): Record<string, GraphFactory> {
+  return { booking: ({ checkpointer }) => buildBookingGraph({ checkpointer, onBooked }) };
+}
+
+export type Backend = "memory" | "dynamodb";
+
+export interface TableHandle {
+  client: DynamoDBClient;
+  tableName: string;
+}
+
+export async function createTable(): Promise<TableHandle> {
+  const client = createLocalClient();
+  return { client, tableName: await createTestTable(client) };
+}
+
+/** Handler options for a backend: the bounded in-memory saver, or DynamoDB Local through the default path. */
+export async function backendOptions(backend: Backend): Promise<Partial<HandlerOptions>> {
+  if (backend === "memory") return { checkpointer: new InMemorySaver() };
+  const { client, tableName } = await createTable();
+  return { tableName, dynamodbClient: client };
+}
+
+export interface TestServer {
+  url: string;
+  handler: ApiHandler;
+  keys: DevKeys;
+  token(tenantId: string): Promise<string>;
+  client(tenantId: string): Promise<Client>;
+  close(): Promise<void>;
+}
+
+/** The dev server on a free port with a throwaway key folder, exactly as `npm start` wires it. */
+export async function startTestServer(options: HandlerOptions): Promise<TestServer> {
+  const keyDirectory = mkdtempSync(join(tmpdir(), "memory-table-keys-"));
+  const keys = await loadDevKeys(keyDirectory);
+  const handler = createHandler({ logger: quietLogger, metrics: false, ...options });
+  const running: RunningDevServer = await startDevServer({ handler, keys, port: 0 });
+  const token = (tenantId: string) => signDevToken(keys, { tenantId });
+  return {
+    url: running.url,
+    handler,
+    keys,
+    token,
+    async client(tenantId) {
+      return new Client({
+        apiUrl: running.url,
+        apiKey: null,
+        defaultHeaders: { Authorization: `Bearer ${await token(tenantId)}` },
+        callerOptions: { maxRetries: 0 },
+      });
+    },
+    async close() {
+      await running.close();
+      rmSync(keyDirectory, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An API Gateway HTTP API (payload 2.0) event as the JWT authorizer hands it to the Lambda. */
+export function apiEvent(
+  method: string,
+  path: string,
+  options: { body?: string; tenantId?: string | null; claims?: Record<string, string> } = {},
+): HttpEvent {
+  const claims =
+    options.claims ??
+    (options.tenantId === null ? {} : { "custom:tenant_id": options.tenantId ?? "tenant-a" });
+  return {
+    version: "2.0",
+    routeKey: "$default",
+    rawPath: path,
+    rawQueryString: "",
+    headers: { "content-type": "application/json" },
+    body: options.body,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: "000000000000",
+      apiId: "test",
+      domainName: "test",
+      domainPrefix: "test",
+      http: { method, path, protocol: "HTTP/1.1", sourceIp: "127.0.0.1", userAgent: "jest" },
+      requestId: "test-request",
+      routeKey: "$default",
+      stage: "$default",
+      time: new Date().toISOString(),
+      timeEpoch: Date.now(),
+      authorizer: { principalId: "", integrationLatency: 0, jwt: { claims, scopes: [] } },
+    },
+  } as HttpEvent;
+}
+
+export async function postJson(
+  url: string,
+  token: string,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
