@@ -18,7 +18,10 @@ export async function removeExpiredThreadItems(input: {
   const client = toDocumentClient(input.client);
   const nowSeconds = Math.floor((input.now ?? Date.now()) / 1000);
   let liveGeneration: string | undefined;
-  const projection = `pk, sk, g, ${THREAD_ATTRIBUTES.ttl}, ${THREAD_ATTRIBUTES.generation}`;
+  const projection = {
+    expression: "pk, sk, g, #ttl, #gen",
+    names: { "#ttl": THREAD_ATTRIBUTES.ttl, "#gen": THREAD_ATTRIBUTES.generation },
+  };
   // First pass finds the record (it sorts among the items, so read all keys before deciding).
   await removePartition(
     client,

@@ -120,7 +120,7 @@ type Item = Record<string, any>;
  * - Writes issued in the same event-loop turn share one BatchWriteItem (group commit).
  * - Threads expire whole: the thread record's `ttl` is renewed by writes; an expired thread reads as absent.
  */
-export class DynamoDBSaver extends BaseCheckpointSaver<string> {
+export class DynamoDBSaver extends BaseCheckpointSaver {
   readonly tenantId: string;
   readonly tableName: string;
   readonly ttlSeconds: number;
@@ -156,8 +156,10 @@ export class DynamoDBSaver extends BaseCheckpointSaver<string> {
     this.buffer = new WriteBuffer(this.client, this.tableName, planItems);
   }
 
-  override getNextVersion(current: string | undefined): string {
-    return nextChannelVersion(current);
+  // LangGraph types channel versions as numbers by default but compares them as strings or numbers alike;
+  // string versions keep forks apart (see versions.ts), the cast keeps the saver assignable where graphs expect one.
+  override getNextVersion(current: number | undefined): number {
+    return nextChannelVersion(current) as unknown as number;
   }
 
   /** The runtime renewed the thread record itself (with the lease): skip this instance's renewal write. */
@@ -1039,7 +1041,7 @@ export async function removePartition(
   tableName: string,
   pk: string,
   shouldDelete: (item: Item) => boolean,
-  projection = "pk, sk",
+  projection: { expression: string; names?: Record<string, string> } = { expression: "pk, sk" },
 ): Promise<number> {
   let removed = 0;
   let startKey: Item | undefined;
@@ -1050,7 +1052,8 @@ export async function removePartition(
           TableName: tableName,
           KeyConditionExpression: "pk = :pk",
           ExpressionAttributeValues: { ":pk": pk },
-          ProjectionExpression: projection,
+          ProjectionExpression: projection.expression,
+          ...(projection.names ? { ExpressionAttributeNames: projection.names } : {}),
           ConsistentRead: true,
           ExclusiveStartKey: startKey,
         }),

@@ -1,0 +1,460 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { DynamoDBClient, QueryCommand } from "@aws-sdk/client-dynamodb";
+import { Command } from "@langchain/langgraph";
+import { emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
+import { DynamoDBSaver } from "../../../src/checkpoint/dynamodb/saver";
+import { buildPk } from "../../../src/checkpoint/dynamodb/keys";
+import { removeExpiredThreadItems } from "../../../src/checkpoint/dynamodb/expired-threads";
+import { THREADS_BY_STATUS_INDEX } from "../../../src/checkpoint/dynamodb/table-definition";
+import { CheckpointTooLargeError, InvalidIdentifierError } from "../../../src/shared/errors";
+import { buildBookingGraph } from "../../../src/examples/booking";
+import { createLocalClient, createTestTable, localEndpoint } from "../../support/dynamodb";
+import { LOCAL_CLIENT_CONFIG } from "../../support/dynamodb-local";
+
+// DynamoDBSaver against DynamoDB Local (integration). Faults DynamoDB Local cannot produce on demand
+// (throttling, a process dying mid-put) are injected with AWS SDK middleware and named as such.
+
+let client: DynamoDBClient;
+let tableName: string;
+
+beforeAll(async () => {
+  client = createLocalClient();
+  tableName = await createTestTable(client, "saver");
+});
+afterAll(() => client.destroy());
+
+function newSaver(
+  tenantId = `tenant-${randomUUID()}`,
+  options: Partial<ConstructorParameters<typeof DynamoDBSaver>[0]> = {},
+) {
+  return new DynamoDBSaver({ tableName, client, tenantId, ...options });
+}
+
+/** A client whose requests are counted (and optionally tampered with by `intercept`). */
+function instrumentedClient(
+  intercept?: (command: string, input: Record<string, unknown>) => unknown,
+): { client: DynamoDBClient; requests: string[] } {
+  const requests: string[] = [];
+  const instrumented = new DynamoDBClient({ ...LOCAL_CLIENT_CONFIG, endpoint: localEndpoint() });
+  instrumented.middlewareStack.add(
+    (next, context) => async (args) => {
+      const command = String(context.commandName);
+      requests.push(command);
+      const replaced = intercept?.(command, args.input as Record<string, unknown>);
+      if (replaced !== undefined) return replaced as Awaited<ReturnType<typeof next>>;
+      return next(args);
+    },
+    { step: "initialize", name: "testInterceptor" },
+  );
+  return { client: instrumented, requests };
+}
+
+function checkpointWith(
+  values: Record<string, unknown>,
+  versions: Record<string, number>,
+): Checkpoint {
+  return {
+    ...emptyCheckpoint(),
+    id: uuid6(-3),
+    channel_values: values,
+    channel_versions: versions,
+  };
+}
+
+const metadata = { source: "loop" as const, step: 0, parents: {} };
+
+async function putValues(
+  saver: DynamoDBSaver,
+  threadId: string,
+  values: Record<string, unknown>,
+  parentId?: string,
+) {
+  const versions = Object.fromEntries(
+    Object.keys(values).map((key) => [key, saver.getNextVersion(undefined)]),
+  );
+  const checkpoint = checkpointWith(values, versions);
+  return saver.put(
+    { configurable: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: parentId } },
+    checkpoint,
+    metadata,
+    versions,
+  );
+}
+
+describe("DynamoDBSaver tenancy (integration)", () => {
+  it("keeps tenants apart: B cannot read, list, resume or delete A's thread with the same thread id", async () => {
+    const threadId = "shared-thread";
+    const tenantA = newSaver();
+    const tenantB = newSaver();
+    await putValues(tenantA, threadId, { secret: "of A" });
+
+    expect(await tenantB.getTuple({ configurable: { thread_id: threadId } })).toBeUndefined();
+    const listed = [];
+    for await (const tuple of tenantB.list({ configurable: { thread_id: threadId } }))
+      listed.push(tuple);
+    for await (const tuple of tenantB.list({})) listed.push(tuple);
+    expect(listed).toHaveLength(0);
+
+    const graphB = buildBookingGraph({ checkpointer: tenantB });
+    const resumed = await graphB.getState({ configurable: { thread_id: threadId } });
+    expect(resumed.values).toEqual({});
+
+    await tenantB.deleteThread(threadId);
+    const stillThere = await tenantA.getTuple({ configurable: { thread_id: threadId } });
+    expect(stillThere?.checkpoint.channel_values).toEqual({ secret: "of A" });
+  });
+
+  it.each([
+    ["a tenant id with #", () => newSaver("acme#evil")],
+    ["an empty tenant id", () => newSaver("")],
+  ])("rejects %s at construction", (_name, build) => {
+    expect(build).toThrow(InvalidIdentifierError);
+  });
+
+  it("escapes # in thread ids so no two (tenant, thread) pairs share a partition key", () => {
+    expect(buildPk("a", "b#c")).not.toBe(buildPk("a", "b%23c"));
+    expect(buildPk("a", "b#c")).not.toBe(buildPk("a", "b") + "#c");
+  });
+
+  it.each([
+    ["an empty thread id", ""],
+    ["a thread id with a control character", "bad\u0000id"],
+    ["a thread id over 256 characters", "x".repeat(257)],
+  ])("rejects %s before any request", async (_name, threadId) => {
+    const { client: counted, requests } = instrumentedClient();
+    const saver = new DynamoDBSaver({ tableName, client: counted, tenantId: "t1" });
+    await expect(saver.getTuple({ configurable: { thread_id: threadId } })).rejects.toThrow(
+      InvalidIdentifierError,
+    );
+    await expect(putValues(saver, threadId, { a: 1 })).rejects.toThrow(InvalidIdentifierError);
+    expect(requests).toEqual([]);
+    counted.destroy();
+  });
+});
+
+describe("DynamoDBSaver storage (integration)", () => {
+  it("gives three branches forked from one checkpoint their own values", async () => {
+    const saver = newSaver();
+    const threadId = randomUUID();
+    const root = await putValues(saver, threadId, { choice: "root", untouched: "kept" });
+    const rootId = root.configurable!.checkpoint_id as string;
+    const rootTuple = await saver.getTuple(root);
+    const branches = [];
+    for (const choice of ["left", "middle", "right"]) {
+      const version = saver.getNextVersion(rootTuple!.checkpoint.channel_versions.choice as number);
+      const checkpoint = checkpointWith(
+        { choice, untouched: "kept" },
+        { ...(rootTuple!.checkpoint.channel_versions as Record<string, number>), choice: version },
+      );
+      branches.push(
+        await saver.put(
+          { configurable: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: rootId } },
+          checkpoint,
+          metadata,
+          { choice: version },
+        ),
+      );
+    }
+    const fresh = newSaver(saver.tenantId);
+    const values = await Promise.all(
+      branches.map(async (config) => (await fresh.getTuple(config))!.checkpoint.channel_values),
+    );
+    expect(values).toEqual([
+      { choice: "left", untouched: "kept" },
+      { choice: "middle", untouched: "kept" },
+      { choice: "right", untouched: "kept" },
+    ]);
+  });
+
+  it("round-trips a 1.5 MB channel value and a 1.5 MB pending write (chunked)", async () => {
+    const saver = newSaver();
+    const threadId = randomUUID();
+    const large = randomBytes(1.5 * 1024 * 1024 * 0.75).toString("base64"); // 1.5 MB, incompressible
+    const config = await putValues(saver, threadId, { document: large, small: 1 });
+    await saver.putWrites(config, [["document", large]], "task-1");
+    const tuple = await newSaver(saver.tenantId).getTuple({
+      configurable: { thread_id: threadId },
+    });
+    expect(tuple!.checkpoint.channel_values.document).toBe(large);
+    expect(tuple!.checkpoint.channel_values.small).toBe(1);
+    expect(tuple!.pendingWrites).toEqual([["task-1", "document", large]]);
+  });
+
+  it("rejects an over-cap checkpoint before writing anything and leaves the thread as it was", async () => {
+    const { client: counted, requests } = instrumentedClient();
+    const saver = new DynamoDBSaver({
+      tableName,
+      client: counted,
+      tenantId: `t-${randomUUID()}`,
+      maxCheckpointBytes: 64 * 1024,
+    });
+    const threadId = randomUUID();
+    const first = await putValues(saver, threadId, { value: "small" });
+    const before = await saver.getTuple({ configurable: { thread_id: threadId } });
+    requests.length = 0;
+    await expect(
+      putValues(
+        saver,
+        threadId,
+        { value: "x".repeat(65 * 1024) },
+        first.configurable!.checkpoint_id as string,
+      ),
+    ).rejects.toThrow(CheckpointTooLargeError);
+    expect(requests).toEqual([]);
+    const after = await saver.getTuple({ configurable: { thread_id: threadId } });
+    expect(after).toEqual(before);
+    counted.destroy();
+  });
+
+  it("keeps the latest checkpoint readable when the process dies between chunk and checkpoint writes (injected by middleware)", async () => {
+    const tenantId = `t-${randomUUID()}`;
+    const threadId = randomUUID();
+    const healthy = newSaver(tenantId);
+    const first = await putValues(healthy, threadId, { state: "committed" });
+    let chunkBatches = 0;
+    const { client: dying } = instrumentedClient((command, input) => {
+      if (command !== "BatchWriteItemCommand") return undefined;
+      const requests = Object.values(
+        input.RequestItems as Record<
+          string,
+          Array<{ PutRequest?: { Item: { k?: string | { S?: string } } } }>
+        >,
+      )[0]!;
+      const hasCheckpoint = requests.some((request) =>
+        [
+          request.PutRequest?.Item.k,
+          (request.PutRequest?.Item.k as { S?: string } | undefined)?.S,
+        ].includes("c"),
+      );
+      if (!hasCheckpoint) {
+        chunkBatches += 1;
+        return undefined; // chunks land
+      }
+      throw Object.assign(new Error("process died before the checkpoint write"), {
+        name: "ProcessDied",
+      });
+    });
+    const doomed = new DynamoDBSaver({ tableName, client: dying, tenantId });
+    await expect(
+      putValues(
+        doomed,
+        threadId,
+        { state: randomBytes(300_000).toString("base64") },
+        first.configurable!.checkpoint_id as string,
+      ),
+    ).rejects.toThrow("process died");
+    expect(chunkBatches).toBeGreaterThan(0);
+    const latest = await newSaver(tenantId).getTuple({ configurable: { thread_id: threadId } });
+    expect(latest!.config.configurable!.checkpoint_id).toBe(first.configurable!.checkpoint_id);
+    expect(latest!.checkpoint.channel_values).toEqual({ state: "committed" });
+    dying.destroy();
+  });
+
+  it("loses nothing under injected throttling and unprocessed batch items (injected by middleware)", async () => {
+    let throttled = 0;
+    let trimmed = 0;
+    const { client: flaky } = instrumentedClient((command, input) => {
+      if (throttled < 3 && command === "QueryCommand") {
+        throttled += 1;
+        throw Object.assign(new Error("Rate exceeded"), {
+          name: "ProvisionedThroughputExceededException",
+          $retryable: { throttling: true },
+        });
+      }
+      if (trimmed < 5 && command === "BatchWriteItemCommand") {
+        const [table, requests] = Object.entries(
+          input.RequestItems as Record<string, unknown[]>,
+        )[0]!;
+        if (requests.length > 1) {
+          trimmed += 1;
+          // Pretend DynamoDB processed nothing: every request comes back unprocessed.
+          return {
+            output: { UnprocessedItems: { [table]: requests }, $metadata: {} },
+            response: {},
+          };
+        }
+      }
+      return undefined;
+    });
+    const saver = new DynamoDBSaver({ tableName, client: flaky, tenantId: `t-${randomUUID()}` });
+    const graph = buildBookingGraph({ checkpointer: saver });
+    const config = { configurable: { thread_id: randomUUID() } };
+    await graph.invoke({ request: "x" }, config);
+    const done = await graph.invoke(new Command({ resume: { approve: true } }), config);
+    expect(done.booked).toBe(true);
+    expect(throttled).toBe(3);
+    expect(trimmed).toBeGreaterThan(0);
+    const history = [];
+    for await (const tuple of newSaver(saver.tenantId).list(config)) history.push(tuple);
+    expect(history.map((tuple) => tuple.metadata?.step)).toEqual([3, 2, 1, 0, -1]);
+    flaky.destroy();
+  });
+
+  it("deletes every item of a thread with 150 checkpoints", async () => {
+    const saver = newSaver();
+    const threadId = randomUUID();
+    let parent: string | undefined;
+    for (let i = 0; i < 150; i += 1) {
+      const config = await putValues(saver, threadId, { i }, parent);
+      await saver.putWrites(config, [["i", i]], `task-${i}`);
+      parent = config.configurable!.checkpoint_id as string;
+    }
+    await saver.deleteThread(threadId);
+    const remaining = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: "pk = :pk",
+        ExpressionAttributeValues: { ":pk": { S: buildPk(saver.tenantId, threadId) } },
+        ConsistentRead: true,
+      }),
+    );
+    expect(remaining.Count).toBe(0);
+    expect(await saver.getTuple({ configurable: { thread_id: threadId } })).toBeUndefined();
+  });
+
+  it("lists newest first across more than 1 MB of checkpoints, with before, filter and limit", async () => {
+    const saver = newSaver();
+    const threadId = randomUUID();
+    const ids: string[] = [];
+    let parent: string | undefined;
+    for (let i = 0; i < 30; i += 1) {
+      const versions = { blob: saver.getNextVersion(undefined) };
+      const checkpoint = checkpointWith({ blob: randomBytes(30_000).toString("base64") }, versions);
+      const config = await saver.put(
+        { configurable: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: parent } },
+        checkpoint,
+        {
+          source: "loop",
+          step: i,
+          parents: {},
+          parity: i % 2 === 0 ? "even" : "odd",
+        } as typeof metadata,
+        versions,
+      );
+      parent = config.configurable!.checkpoint_id as string;
+      ids.push(parent);
+    }
+    const all = [];
+    for await (const tuple of newSaver(saver.tenantId).list({
+      configurable: { thread_id: threadId },
+    }))
+      all.push(tuple);
+    expect(all.map((tuple) => tuple.checkpoint.id)).toEqual([...ids].reverse());
+    expect(
+      all.every((tuple) => (tuple.checkpoint.channel_values.blob as string).length === 40_000),
+    ).toBe(true);
+
+    const filtered = [];
+    for await (const tuple of saver.list(
+      { configurable: { thread_id: threadId } },
+      { before: { configurable: { checkpoint_id: ids[20] } }, filter: { parity: "odd" }, limit: 3 },
+    )) {
+      filtered.push(tuple.metadata?.step);
+    }
+    expect(filtered).toEqual([19, 17, 15]);
+  });
+});
+
+describe("DynamoDBSaver expiry (integration)", () => {
+  it("reads an expired thread as absent at once and never revives its items", async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const tenantId = `t-${randomUUID()}`;
+    const saver = newSaver(tenantId, { ttlSeconds: 3600, now: () => now });
+    const threadId = randomUUID();
+    await putValues(saver, threadId, { old: "state" });
+    now += 3601 * 1000;
+    const later = newSaver(tenantId, { ttlSeconds: 3600, now: () => now });
+    expect(await later.getTuple({ configurable: { thread_id: threadId } })).toBeUndefined();
+    const listed = [];
+    for await (const tuple of later.list({ configurable: { thread_id: threadId } }))
+      listed.push(tuple);
+    expect(listed).toEqual([]);
+
+    await putValues(later, threadId, { fresh: "start" });
+    const history = [];
+    for await (const tuple of later.list({ configurable: { thread_id: threadId } }))
+      history.push(tuple);
+    expect(history.map((tuple) => tuple.checkpoint.channel_values)).toEqual([{ fresh: "start" }]);
+  });
+
+  it("removes an expired thread's items with the cleaner and keeps a live one", async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const tenantId = `t-${randomUUID()}`;
+    const saver = newSaver(tenantId, { ttlSeconds: 60, now: () => now });
+    const expired = randomUUID();
+    const live = randomUUID();
+    await putValues(saver, expired, { a: 1 });
+    now += 61 * 1000;
+    await putValues(newSaver(tenantId, { ttlSeconds: 60, now: () => now }), live, { b: 2 });
+    expect(
+      await removeExpiredThreadItems({ client, tableName, pk: buildPk(tenantId, expired), now }),
+    ).toBeGreaterThan(1);
+    expect(
+      await removeExpiredThreadItems({ client, tableName, pk: buildPk(tenantId, live), now }),
+    ).toBe(0);
+    const reader = newSaver(tenantId, { ttlSeconds: 60, now: () => now });
+    expect(
+      (await reader.getTuple({ configurable: { thread_id: live } }))!.checkpoint.channel_values,
+    ).toEqual({ b: 2 });
+  });
+});
+
+describe("DynamoDBSaver with a real graph (integration)", () => {
+  it("pauses with one saver instance and resumes with a new one, as a second Lambda container would", async () => {
+    const tenantId = `t-${randomUUID()}`;
+    const config = { configurable: { thread_id: randomUUID() } };
+    const booked: unknown[] = [];
+    const first = buildBookingGraph({
+      checkpointer: newSaver(tenantId),
+      onBooked: (state) => void booked.push(state.slot),
+    });
+    const paused = await first.invoke({ request: "move my booking" }, config);
+    expect(
+      (paused as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__?.[0]?.value,
+    ).toEqual({
+      question: "Override the customer's slot to this time?",
+      slot: "2026-09-10T14:00",
+    });
+
+    const secondSaver = newSaver(tenantId);
+    const second = buildBookingGraph({
+      checkpointer: secondSaver,
+      onBooked: (state) => void booked.push(state.slot),
+    });
+    const state = await second.getState(config);
+    expect(state.next).toEqual(["human_approval"]);
+    const done = await second.invoke(new Command({ resume: { approve: true } }), config);
+    expect(done).toEqual({
+      request: "move my booking",
+      slot: "2026-09-10T14:00",
+      approved: true,
+      booked: true,
+    });
+    expect(booked).toEqual(["2026-09-10T14:00"]);
+  });
+
+  it("records the status and next node on the thread record, and the inbox index finds paused threads", async () => {
+    const saver = newSaver();
+    const threadId = randomUUID();
+    await putValues(saver, threadId, { a: 1 });
+    await saver.markStatus(
+      { configurable: { thread_id: threadId } },
+      "PAUSED_FOR_HUMAN",
+      "human_approval",
+    );
+    const inbox = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: THREADS_BY_STATUS_INDEX.name,
+        KeyConditionExpression: "tenant_status = :key",
+        ExpressionAttributeValues: { ":key": { S: `${saver.tenantId}#PAUSED_FOR_HUMAN` } },
+      }),
+    );
+    expect(inbox.Items?.map((item) => [item.thread_id?.S, item.next_node?.S])).toEqual([
+      [threadId, "human_approval"],
+    ]);
+    await expect(
+      saver.markStatus({ configurable: { thread_id: threadId } }, "SLEEPING" as never),
+    ).rejects.toThrow(InvalidIdentifierError);
+  });
+});
