@@ -17,6 +17,16 @@ function cell(text: string): string {
   return text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 }
 
+/** A Markdown table aligned the way Prettier prints it, so the generated file passes `prettier --check`. */
+export function renderTable(header: string[], rows: string[][]): string[] {
+  const widths = header.map((title, column) =>
+    Math.max(3, title.length, ...rows.map((row) => row[column]!.length)),
+  );
+  const line = (cells: string[]) =>
+    `| ${cells.map((text, column) => text.padEnd(widths[column]!)).join(" | ")} |`;
+  return [line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)];
+}
+
 function code(value: unknown): string {
   return `\`${JSON.stringify(value)}\``;
 }
@@ -28,13 +38,18 @@ export function renderReadme(
 ): string {
   const inputRows = Object.entries(variables).map(([name, block]) => {
     const required = !("default" in block);
-    return `| \`${name}\` | ${cell(block.description ?? "")} | \`${block.type ?? "any"}\` | ${
-      required ? "n/a" : code(block.default)
-    } | ${required ? "yes" : "no"} |`;
+    return [
+      `\`${name}\``,
+      cell(block.description ?? ""),
+      `\`${block.type ?? "any"}\``,
+      required ? "n/a" : code(block.default),
+      required ? "yes" : "no",
+    ];
   });
-  const outputRows = Object.entries(outputs).map(
-    ([name, block]) => `| \`${name}\` | ${cell(block.description ?? "")} |`,
-  );
+  const outputRows = Object.entries(outputs).map(([name, block]) => [
+    `\`${name}\``,
+    cell(block.description ?? ""),
+  ]);
   return [
     "# Memory Table Terraform module",
     "",
@@ -60,15 +75,11 @@ export function renderReadme(
     "",
     "## Inputs",
     "",
-    "| Name | Description | Type | Default | Required |",
-    "| --- | --- | --- | --- | --- |",
-    ...inputRows,
+    ...renderTable(["Name", "Description", "Type", "Default", "Required"], inputRows),
     "",
     "## Outputs",
     "",
-    "| Name | Description |",
-    "| --- | --- |",
-    ...outputRows,
+    ...renderTable(["Name", "Description"], outputRows),
     "",
   ].join("\n");
 }

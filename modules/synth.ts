@@ -1,7 +1,6 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { App, TerraformStack } from "cdktf";
-import { format } from "prettier";
 import { ExampleStack } from "./example-stack";
 import { ModuleStack } from "./module-stack";
 import { renderReadme } from "./readme";
@@ -47,14 +46,12 @@ function stripMetadata(value: unknown): unknown {
 const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
 /** The module's files, split the terraform-aws-modules way: versions, variables, outputs, main. */
-export async function renderModuleFiles(stack: TerraformStack): Promise<Record<string, string>> {
+export function renderModuleFiles(stack: TerraformStack): Record<string, string> {
   const config = stripMetadata(stack.toTerraform()) as Json;
   const { terraform, variable, output, ...main } = config;
   const variables = variable as Record<string, Json>;
   const outputs = output as Record<string, Json>;
-  const readme = await format(renderReadme(variables, outputs, MODULE_USAGE), {
-    parser: "markdown",
-  });
+  const readme = renderReadme(variables, outputs, MODULE_USAGE);
   return {
     "versions.tf.json": json({ terraform }),
     "variables.tf.json": json({ variable }),

@@ -56,8 +56,9 @@ export class MemoryTable extends Construct {
   readonly kmsKeyArn: string;
 
   constructor(scope: Construct, id: string, props: MemoryTableProps) {
-    super(scope, id);
+    // Before super(): a refused construct leaves nothing behind in the scope.
     assertProps(props);
+    super(scope, id);
     const name = props.name;
     const tags = (extra?: Record<string, string>) => mergeTags(props.tags, extra);
     const createKmsKey = props.createKmsKey ?? true;

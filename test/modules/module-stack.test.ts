@@ -1,0 +1,114 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Testing } from "cdktf";
+import {
+  AWS_PROVIDER_CONSTRAINT,
+  ModuleStack,
+  TERRAFORM_CONSTRAINT,
+} from "../../modules/module-stack";
+import { MODULE_DIR, renderModuleFiles } from "../../modules/synth";
+import { expectSecurityBar } from "./support/security-bar";
+import { synthesize } from "./support/synthesized";
+
+const build = () => new ModuleStack(Testing.app(), "memory-table-module");
+
+describe("HCL module stack (synth)", () => {
+  it("meets the security bar, with exact IAM actions per role, through its variables", () => {
+    expectSecurityBar(synthesize(build()));
+  });
+
+  it("has no backend, no provider block and a provider range instead of CDKTF's exact pin", () => {
+    const synthesized = synthesize(build());
+    expect(synthesized.provider).toBeUndefined();
+    expect(synthesized.terraform).toEqual({
+      required_providers: { aws: { source: "hashicorp/aws", version: AWS_PROVIDER_CONSTRAINT } },
+      required_version: TERRAFORM_CONSTRAINT,
+    });
+  });
+
+  it("declares snake_case variables with descriptions; only name and image_uri are required", () => {
+    const variables = synthesize(build()).variable!;
+    for (const [name, variable] of Object.entries(variables)) {
+      expect(name).toMatch(/^[a-z][a-z0-9_]*$/);
+      expect(variable).toMatchObject({ type: expect.any(String), description: expect.any(String) });
+    }
+    const required = Object.entries(variables).filter(([, variable]) => !("default" in variable));
+    expect(required.map(([name]) => name).sort()).toEqual(["image_uri", "name"]);
+    for (const name of [
+      "name",
+      "image_uri",
+      "timeout",
+      "log_retention_in_days",
+      "cors_allow_origins",
+      "environment",
+    ]) {
+      expect(variables[name]!.validation).toEqual([
+        {
+          condition: expect.stringMatching(/^\$\{.+\}$/),
+          error_message: expect.stringMatching(`^Invalid ${name}: expected`),
+        },
+      ]);
+    }
+    expect(variables.timeout!.default).toBe(29);
+    expect(variables.log_retention_in_days!.default).toBe(365);
+    expect(variables.create_ecr_repository!.default).toBe(false);
+    expect(variables.create_kms_key!.default).toBe(true);
+    expect(variables.kms_key_arn!.default).toBeNull();
+  });
+
+  it("exports the outputs platform teams expect", () => {
+    const outputs = Object.keys(synthesize(build()).output!);
+    expect(outputs).toEqual(
+      expect.arrayContaining([
+        "dynamodb_table_name",
+        "dynamodb_table_arn",
+        "dynamodb_table_stream_arn",
+        "lambda_function_name",
+        "lambda_function_arn",
+        "lambda_role_arn",
+        "lambda_role_name",
+        "kms_key_arn",
+        "kms_key_alias",
+        "api_id",
+        "api_endpoint",
+        "api_execution_arn",
+        "stage_invoke_url",
+        "lambda_log_group_name",
+        "access_log_group_name",
+        "cognito_user_pool_id",
+        "cognito_user_pool_client_id",
+        "dead_letter_queue_arn",
+      ]),
+    );
+  });
+
+  it("gives resources readable addresses without hash suffixes", () => {
+    const synthesized = synthesize(build());
+    const addresses = Object.entries(synthesized.resource).flatMap(([type, resources]) =>
+      Object.keys(resources).map((name) => `${type}.${name}`),
+    );
+    expect(addresses).toEqual(
+      expect.arrayContaining([
+        "aws_dynamodb_table.table",
+        "aws_kms_key.key",
+        "aws_lambda_function.function",
+      ]),
+    );
+    for (const address of addresses) expect(address).not.toMatch(/_[0-9A-F]{8}$/);
+  });
+
+  it("is committed exactly as synthesized: re-running npm run synth gives no diff", () => {
+    const files = renderModuleFiles(build());
+    const committed = readdirSync(MODULE_DIR).filter(
+      (name) => name.endsWith(".tf.json") || name === "README.md",
+    );
+    expect(committed.sort()).toEqual(Object.keys(files).sort());
+    for (const [name, content] of Object.entries(files)) {
+      // Compared file by file so a failure names the stale file.
+      expect({ name, content: readFileSync(join(MODULE_DIR, name), "utf8") }).toEqual({
+        name,
+        content,
+      });
+    }
+  });
+});

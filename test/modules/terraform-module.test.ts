@@ -1,0 +1,50 @@
+import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { describeWithTerraform, TerraformWorkspace } from "./support/terraform";
+
+const MODULE = "modules/memory-table";
+const TESTS = join(__dirname, "fixtures/module-tests");
+
+/** The committed module itself: `terraform init` + `validate`, then `terraform test` with a mocked provider. */
+describeWithTerraform("committed HCL module (terraform integration)", () => {
+  let workspace: TerraformWorkspace;
+
+  beforeAll(async () => {
+    workspace = new TerraformWorkspace([MODULE]);
+    mkdirSync(workspace.path(MODULE, "tests"));
+    for (const file of readdirSync(TESTS))
+      copyFileSync(join(TESTS, file), workspace.path(MODULE, "tests", file));
+    await workspace.expectSuccess(MODULE, ["init", "-backend=false", "-no-color"]);
+  }, 120_000);
+
+  afterAll(() => workspace?.dispose());
+
+  it("passes terraform validate", async () => {
+    const output = await workspace.expectSuccess(MODULE, ["validate", "-no-color"]);
+    expect(output).toContain("Success! The configuration is valid.");
+  });
+
+  it("passes terraform test: toggles (key, issuer, ECR, tenant role) and refused variables", async () => {
+    const result = await workspace.run(MODULE, ["test", "-no-color"], 240_000);
+    const output = `${result.stdout}\n${result.stderr}`;
+    expect({ code: result.code, output }).toEqual({
+      code: 0,
+      output: expect.stringMatching(/Success! \d+ passed, 0 failed/),
+    });
+    // Every run block of every file ran (none skipped after an earlier failure).
+    const runs = readdirSync(TESTS).length;
+    expect(output.match(/^\s+run "[^"]+"\.\.\. pass$/gm)?.length).toBeGreaterThanOrEqual(runs);
+    for (const name of [
+      "bad_name",
+      "image_uri_not_pinned_by_digest",
+      "timeout_over_29",
+      "retention_not_allowed_by_cloudwatch",
+      "bring_your_own_key",
+      "external_issuer",
+      "ecr_on",
+      "tenant_role_on",
+    ]) {
+      expect(output).toContain(`run "${name}"... pass`);
+    }
+  }, 250_000);
+});
