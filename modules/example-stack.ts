@@ -1,5 +1,5 @@
 import { Construct } from "constructs";
-import { TerraformOutput, TerraformStack } from "cdktf";
+import { TerraformOutput, TerraformStack } from "./cdktf";
 import { AwsProvider } from "@cdktf/provider-aws/lib/provider";
 import { MemoryTable } from "./construct/memory-table";
 

@@ -6,7 +6,7 @@ import {
   TerraformStack,
   TerraformVariable,
   Token,
-} from "cdktf";
+} from "./cdktf";
 import { AwsProvider } from "@cdktf/provider-aws/lib/provider";
 import { MemoryTable } from "./construct/memory-table";
 import { DEFAULTS } from "./construct/props";
@@ -303,7 +303,7 @@ const VARIABLES = {
   environment: {
     type: "map(string)",
     description:
-      "Extra environment variables of the API function (never secrets; the module's own win)",
+      "Extra environment variables of the API function, e.g. GRAPH_MODULE (never secrets; the module's own win)",
     default: {},
     validation: [
       {
@@ -337,8 +337,10 @@ const VARIABLES = {
     default: DEFAULTS.deadlineMarginMs,
     validation: [
       {
-        condition: "var.deadline_margin_ms >= 0 && var.deadline_margin_ms < var.timeout * 1000",
-        message: "Invalid deadline_margin_ms: expected 0 or more and less than the timeout.",
+        condition:
+          "var.deadline_margin_ms >= 0 && var.deadline_margin_ms < var.timeout * 1000 && floor(var.deadline_margin_ms) == var.deadline_margin_ms",
+        message:
+          "Invalid deadline_margin_ms: expected a whole number of milliseconds, 0 or more and less than the timeout.",
       },
     ],
   },

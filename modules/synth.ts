@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { App, TerraformStack } from "cdktf";
+import { App, TerraformStack } from "./cdktf";
 import { ExampleStack } from "./example-stack";
 import { ModuleStack } from "./module-stack";
 import { renderReadme } from "./readme";

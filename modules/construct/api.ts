@@ -1,5 +1,5 @@
 import { Construct } from "constructs";
-import { Fn, Op } from "cdktf";
+import { Fn, Op } from "../cdktf";
 import { Apigatewayv2Api } from "@cdktf/provider-aws/lib/apigatewayv2-api";
 import { Apigatewayv2Authorizer } from "@cdktf/provider-aws/lib/apigatewayv2-authorizer";
 import { Apigatewayv2Integration } from "@cdktf/provider-aws/lib/apigatewayv2-integration";

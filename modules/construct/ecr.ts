@@ -1,7 +1,7 @@
 import { Construct } from "constructs";
 import { EcrLifecyclePolicy } from "@cdktf/provider-aws/lib/ecr-lifecycle-policy";
 import { EcrRepository } from "@cdktf/provider-aws/lib/ecr-repository";
-import { Fn } from "cdktf";
+import { Fn } from "../cdktf";
 import { attributeOf, countIf, Flag } from "./expressions";
 
 export interface RepositoryProps {

@@ -1,5 +1,4 @@
-import { Fn, IResolvable, Token } from "cdktf";
-import { propertyAccess } from "cdktf/lib/tfExpression";
+import { Fn, IResolvable, propertyAccess, Token } from "../cdktf";
 
 /**
  * A switch that is either known now (CDKTF users pass `true`/`false`) or a Terraform expression (the HCL module

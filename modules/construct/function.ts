@@ -1,5 +1,5 @@
 import { Construct } from "constructs";
-import { ITerraformDependable } from "cdktf";
+import type { ITerraformDependable } from "../cdktf";
 import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
 import { SqsQueue } from "@cdktf/provider-aws/lib/sqs-queue";
 import type { Architecture } from "./rules";

@@ -1,5 +1,5 @@
 import { Construct } from "constructs";
-import { Fn, TerraformLocal, Token } from "cdktf";
+import { Fn, TerraformLocal, Token } from "../cdktf";
 import { DataAwsCallerIdentity } from "@cdktf/provider-aws/lib/data-aws-caller-identity";
 import { DataAwsPartition } from "@cdktf/provider-aws/lib/data-aws-partition";
 import { DataAwsRegion } from "@cdktf/provider-aws/lib/data-aws-region";

@@ -1,5 +1,5 @@
 import { Construct } from "constructs";
-import { Fn, Token } from "cdktf";
+import { Fn, Token } from "../cdktf";
 import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group";
 import { LambdaEventSourceMapping } from "@cdktf/provider-aws/lib/lambda-event-source-mapping";
 import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";

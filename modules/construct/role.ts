@@ -1,5 +1,5 @@
 import { Construct } from "constructs";
-import { Fn } from "cdktf";
+import { Fn } from "../cdktf";
 import { IamRole } from "@cdktf/provider-aws/lib/iam-role";
 import { IamRolePolicy } from "@cdktf/provider-aws/lib/iam-role-policy";
 import { attributeOf, countIf, Flag } from "./expressions";

@@ -1,4 +1,4 @@
-import { Token } from "cdktf";
+import { Token } from "../cdktf";
 import { InvalidConfigurationError } from "../../src/shared/errors";
 
 /**

@@ -1,4 +1,4 @@
-import { Fn, Token } from "cdktf";
+import { Fn, Token } from "../cdktf";
 import { isLiteral } from "./rules";
 
 /** Module-wide tags plus one resource's own, merged by Terraform when either is a reference. */

@@ -1,4 +1,4 @@
-import { TerraformStack, Testing } from "cdktf";
+import { TerraformStack, Testing } from "../../modules/cdktf";
 // Types of the matchers Testing.setupJest() registers (toHaveResourceWithProperties, ...).
 import type {} from "cdktf/lib/testing/adapters/jest";
 import { DynamodbTable } from "@cdktf/provider-aws/lib/dynamodb-table";

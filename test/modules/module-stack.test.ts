@@ -1,12 +1,13 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Testing } from "cdktf";
+import { Testing } from "../../modules/cdktf";
 import {
   AWS_PROVIDER_CONSTRAINT,
   ModuleStack,
   TERRAFORM_CONSTRAINT,
 } from "../../modules/module-stack";
-import { MODULE_DIR, renderModuleFiles } from "../../modules/synth";
+import { buildApp, MODULE_DIR, renderModuleFiles } from "../../modules/synth";
 import { expectSecurityBar } from "./support/security-bar";
 import { synthesize } from "./support/synthesized";
 
@@ -110,5 +111,12 @@ describe("HCL module stack (synth)", () => {
         content,
       });
     }
+  });
+});
+
+describe("example stack (synth)", () => {
+  it("uses the construct directly and meets the security bar", () => {
+    const { exampleStack } = buildApp(mkdtempSync(join(tmpdir(), "memory-table-example-")));
+    expectSecurityBar(synthesize(exampleStack));
   });
 });

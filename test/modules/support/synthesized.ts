@@ -1,4 +1,4 @@
-import { TerraformStack, Testing } from "cdktf";
+import { TerraformStack, Testing } from "../../../modules/cdktf";
 
 /** A synthesized stack as data (CDKTF's `//` metadata removed by `Testing.synth`). */
 export interface Synthesized {
