@@ -95,9 +95,11 @@ const MAX_INLINE_VALUE_BYTES = 64 * 1024;
 const MAX_INLINE_TOTAL_BYTES = 256 * 1024;
 const CHUNK_BYTES = 320 * 1024;
 // First page of a latest-checkpoint Query: the thread record, a few pending writes and the checkpoint.
-const LATEST_PAGE_LIMIT = 6;
+const LATEST_PAGE_LIMIT = 3;
 const LINEAGE_CACHE_SIZE = 128;
 const RENEWAL_SLACK_SECONDS = 60 * 60;
+const HOLD_WRITES_MS = 200;
+const KNOWN_CHECKPOINTS_LIMIT = 10_000;
 
 interface ThreadState {
   generation: string;
@@ -134,6 +136,11 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   private readonly touches = new Map<string, Promise<ThreadState>>();
   private readonly lineage = new Map<string, Record<string, string>>();
   private sequence = 0;
+  /** Checkpoints this instance wrote or read: writes for them go out at once. */
+  private readonly knownCheckpoints = new Set<string>();
+  /** Writes for checkpoints whose `put` has not come yet, held to travel inside the checkpoint item. */
+  private readonly heldWrites = new Map<string, HeldWrite[]>();
+  private readonly holdTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(options: DynamoDBSaverOptions) {
     super(options.serde);
@@ -260,13 +267,15 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       throw new CheckpointTooLargeError(this.maxCheckpointBytes, totalBytes);
     }
 
+    const pk = buildPk(this.tenantId, threadId);
+    this.extendHold(pk); // this thread's puts are progressing: keep its held writes waiting for them
     const [thread, parentLocations] = await Promise.all([
       this.ensureWritable(threadId),
       parentId
         ? this.readLocations(threadId, namespace, parentId)
         : Promise.resolve<Record<string, string>>({}),
     ]);
-    const pk = buildPk(this.tenantId, threadId);
+
     const sk = buildCheckpointSk(namespace, checkpointId);
     const item: CheckpointItem = {
       pk,
@@ -309,6 +318,10 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     }
     // Chunks first, then the checkpoint item that references them: the commit point.
     if (chunks.length > 0) await batchWriteAll(this.client, this.tableName, chunks.map(putRequest));
+    const key = checkpointKey(pk, sk);
+    this.markKnown(key);
+    this.releaseHeldWrites(key);
+    this.extendHold(pk);
     await this.buffer.submit({ kind: "checkpoint", item });
     this.rememberLocations(threadId, namespace, checkpointId, item.loc);
     return {
@@ -369,7 +382,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       inlineBytes <= MAX_INLINE_TOTAL_BYTES &&
       encoded.every(({ value }) => value.v.byteLength <= MAX_INLINE_VALUE_BYTES)
     ) {
-      await this.buffer.submit({
+      await this.submitWrites({
         kind: "writes",
         pk,
         checkpointSk,
@@ -417,6 +430,59 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       throw new TypeError("Invalid next node: expected a string");
     }
     await this.touch(threadId, buildStatusUpdate(this.tenantId, status, nextNode));
+  }
+
+  // ---------------------------------------------------------------- group commit of writes
+
+  /**
+   * LangGraph runs a step's tasks while the `put` of their checkpoint still waits behind earlier puts, so their
+   * writes usually arrive first. Writes for a checkpoint this instance has not seen are held until its `put`
+   * and stored inside the checkpoint item: one item instead of two. The promise settles only once they are
+   * stored; if the `put` does not come within HOLD_WRITES_MS they go out on their own.
+   */
+  private submitWrites(record: Extract<PendingRecord, { kind: "writes" }>): Promise<void> {
+    const key = checkpointKey(record.pk, record.checkpointSk);
+    if (this.knownCheckpoints.has(key)) return this.buffer.submit(record);
+    return new Promise<void>((resolve, reject) => {
+      const held = this.heldWrites.get(key) ?? [];
+      held.push({ record, resolve, reject });
+      this.heldWrites.set(key, held);
+      this.extendHold(record.pk);
+    });
+  }
+
+  /** Holds last while the thread's puts keep coming; after HOLD_WRITES_MS without one, the writes go alone. */
+  private extendHold(pk: string): void {
+    clearTimeout(this.holdTimers.get(pk));
+    const prefix = checkpointKey(pk, "");
+    const hasHeld = [...this.heldWrites.keys()].some((key) => key.startsWith(prefix));
+    if (!hasHeld) {
+      this.holdTimers.delete(pk);
+      return;
+    }
+    this.holdTimers.set(
+      pk,
+      setTimeout(() => {
+        this.holdTimers.delete(pk);
+        for (const key of [...this.heldWrites.keys()]) {
+          if (key.startsWith(prefix)) this.releaseHeldWrites(key);
+        }
+      }, HOLD_WRITES_MS),
+    );
+  }
+
+  private releaseHeldWrites(key: string): void {
+    const held = this.heldWrites.get(key);
+    if (!held) return;
+    this.heldWrites.delete(key);
+    for (const { record, resolve, reject } of held) {
+      this.buffer.submit(record).then(resolve, reject);
+    }
+  }
+
+  private markKnown(key: string): void {
+    if (this.knownCheckpoints.size >= KNOWN_CHECKPOINTS_LIMIT) this.knownCheckpoints.clear();
+    this.knownCheckpoints.add(key);
   }
 
   // ---------------------------------------------------------------- thread records
@@ -665,6 +731,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     related: StoredItem[],
   ): CheckpointGroup {
     const { namespace } = parseCheckpointSk(item.sk);
+    this.markKnown(checkpointKey(item.pk, item.sk));
     const ownPrefix = `${item.sk}#`;
     const own = related.filter(
       (other) => other.sk.startsWith(ownPrefix) && other.g === thread.generation,
@@ -1022,6 +1089,16 @@ function planItems(records: PendingRecord[]): Item[] {
     });
   }
   return [...checkpoints.values(), ...writes.values()] as unknown as Item[];
+}
+
+interface HeldWrite {
+  record: Extract<PendingRecord, { kind: "writes" }>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+function checkpointKey(pk: string, sk: string): string {
+  return `${pk}\u0000${sk}`;
 }
 
 interface CheckpointGroup {
