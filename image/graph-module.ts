@@ -103,7 +103,10 @@ function describeExports(value: unknown): string {
 }
 
 function describe(value: unknown): string {
-  if (value instanceof Error) return `${value.name}: ${value.message}`;
+  // Duck-typed: an error thrown while loading may come from another realm (not `instanceof Error` here).
+  const name = property(value, "name");
+  const message = property(value, "message");
+  if (typeof name === "string" && typeof message === "string") return `${name}: ${message}`;
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return typeof value === "string" ? JSON.stringify(value) : typeof value;

@@ -57,8 +57,12 @@ export interface ImageBuild {
   outDir: string;
   /** Files of the tree, relative to outDir, sorted. */
   files: string[];
-  /** Bytes of the bundled handler modules (what cold start loads and parses). */
-  bundleBytes: number;
+  /** Bytes of each bundled handler module (`index.mjs`, `cleaner.mjs`): what a cold start loads and parses. */
+  handlerBytes: Record<string, number>;
+  /** Names each output module exports (`index.mjs` -> `["handler"]`). */
+  exports: Record<string, string[]>;
+  /** Every file of this repository the build read (outside node_modules), relative to the repository root. */
+  inputs: string[];
 }
 
 export async function buildImage(outDir = DEFAULT_OUT_DIR): Promise<ImageBuild> {
@@ -66,28 +70,41 @@ export async function buildImage(outDir = DEFAULT_OUT_DIR): Promise<ImageBuild> 
   mkdirSync(join(outDir, RIC_DIR), { recursive: true });
 
   const entries = handlerEntries();
-  await build({
+  const handlers = await build({
     ...COMMON_OPTIONS,
     entryPoints: Object.fromEntries(entries.map((entry) => [entry.file, entry.source])),
     outdir: outDir,
+    metafile: true,
   });
-  await build({
+  const bootstrap = await build({
     ...COMMON_OPTIONS,
     entryPoints: {
       [BOOTSTRAP_FILE.replace(/\.mjs$/, "")]: join(REPO_ROOT, "image", "bootstrap.ts"),
     },
     outdir: outDir,
     banner: {},
+    metafile: true,
   });
   for (const file of RIC_FILES) copyFileSync(join(RIC_PACKAGE, file), join(outDir, RIC_DIR, file));
   assertNativeAddonLoads(join(outDir, RIC_DIR, "rapid-client.node"));
 
-  const files = listFiles(outDir);
-  const bundleBytes = entries.reduce(
-    (total, entry) => total + statSync(join(outDir, `${entry.file}.mjs`)).size,
-    0,
+  const outputs = { ...handlers.metafile.outputs, ...bootstrap.metafile.outputs };
+  const exportsByFile = Object.fromEntries(
+    Object.entries(outputs)
+      .filter(([file]) => file.endsWith(".mjs"))
+      .map(([file, output]) => [relative(outDir, resolve(REPO_ROOT, file)), output.exports]),
   );
-  return { outDir, files, bundleBytes };
+  const inputs = [
+    ...new Set(
+      [...Object.keys(handlers.metafile.inputs), ...Object.keys(bootstrap.metafile.inputs)].filter(
+        (file) => !file.includes("node_modules/"),
+      ),
+    ),
+  ].sort();
+  const handlerBytes = Object.fromEntries(
+    entries.map((entry) => [`${entry.file}.mjs`, statSync(join(outDir, `${entry.file}.mjs`)).size]),
+  );
+  return { outDir, files: listFiles(outDir), handlerBytes, exports: exportsByFile, inputs };
 }
 
 /**
@@ -125,9 +142,7 @@ async function main(): Promise<void> {
   for (const file of result.files) {
     console.log(`${statSync(join(outDir, file)).size.toString().padStart(10)}  ${file}`);
   }
-  console.log(
-    `bundled handlers: ${result.bundleBytes} bytes in ${relative(process.cwd(), outDir) || "."}`,
-  );
+  console.log(`task root tree written to ${relative(process.cwd(), outDir) || "."}`);
 }
 
 if (require.main === module) {

@@ -21,11 +21,19 @@ fail() {
   exit 2
 }
 
+# The value of option $1, which must not be missing or be the next option.
+value_of() {
+  if [ $# -lt 2 ] || [ -z "$2" ] || [[ "$2" == --* ]]; then
+    fail "Invalid $1: expected a value, got nothing"
+  fi
+  printf '%s' "$2"
+}
+
 while [ $# -gt 0 ]; do
   case "$1" in
-    --repository) repository="${2-}"; shift 2 || fail "Invalid --repository: expected a value, got nothing" ;;
-    --tag) tag="${2-}"; shift 2 || fail "Invalid --tag: expected a value, got nothing" ;;
-    --arch) arch="${2-}"; shift 2 || fail "Invalid --arch: expected a value, got nothing" ;;
+    --repository) repository="$(value_of "$@")"; shift 2 ;;
+    --tag) tag="$(value_of "$@")"; shift 2 ;;
+    --arch) arch="$(value_of "$@")"; shift 2 ;;
     --dry-run) dry_run=1; shift ;;
     -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) fail "Invalid argument: expected --repository, --tag, --arch or --dry-run, got '$1'" ;;
