@@ -5,9 +5,13 @@
 import { startDynamoDBLocal } from "../test/support/dynamodb-local";
 import type { BenchContext, BenchSection } from "./context";
 import dynamodb from "./dynamodb";
+import handler from "./handler";
 
 // One line per section; `npm run bench -- <name>` runs only the named ones.
-const SECTIONS: Array<{ name: string; run: BenchSection }> = [{ name: "dynamodb", run: dynamodb }];
+const SECTIONS: Array<{ name: string; run: BenchSection }> = [
+  { name: "dynamodb", run: dynamodb },
+  { name: "handler", run: handler },
+];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);

@@ -1,33 +1,95 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  type PendingWrite,
+  type SerializerProtocol,
+} from "@langchain/langgraph-checkpoint";
 import { MemoryTableError } from "../shared/errors";
 import type { AnySaver } from "./types";
 
 /**
  * A checkpointer that forwards every call to the saver of the request in progress. Graphs are compiled once
- * per container with it, while each request still gets its own saver (bound to its tenant).
+ * per container with it, while each request still gets its own saver (bound to its tenant). Methods are
+ * forwarded explicitly (not through a Proxy): LangGraph calls them many times per step.
  */
-export class RequestScope {
-  private readonly storage = new AsyncLocalStorage<AnySaver>();
-  readonly checkpointer: BaseCheckpointSaver;
-
-  constructor() {
-    const storage = this.storage;
-    // The target only gives the proxy BaseCheckpointSaver's prototype (instanceof checks keep working).
-    const target = Object.create(BaseCheckpointSaver.prototype) as BaseCheckpointSaver;
-    this.checkpointer = new Proxy(target, {
-      get(_target, property) {
-        const current = storage.getStore();
-        if (!current) {
-          throw new MemoryTableError(
-            "The handler's checkpointer was used outside a request: call it only while the graph runs",
-          );
-        }
-        const value: unknown = Reflect.get(current, property, current);
-        return typeof value === "function" ? value.bind(current) : value;
-      },
+class ScopedCheckpointer extends BaseCheckpointSaver<string | number> {
+  constructor(private readonly storage: AsyncLocalStorage<AnySaver>) {
+    super();
+    // The base constructor stores `serde` as an own property; the current saver's serializer must win.
+    Object.defineProperty(this, "serde", {
+      get: (): SerializerProtocol => this.current().serde,
+      configurable: true,
     });
   }
+
+  private current(): AnySaver {
+    const saver = this.storage.getStore();
+    if (!saver) {
+      throw new MemoryTableError(
+        "The handler's checkpointer was used outside a request: use it only while the graph runs",
+      );
+    }
+    return saver;
+  }
+
+  override get(config: RunnableConfig): Promise<Checkpoint | undefined> {
+    return this.current().get(config);
+  }
+
+  override getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    return this.current().getTuple(config);
+  }
+
+  override list(
+    config: RunnableConfig,
+    options?: CheckpointListOptions,
+  ): AsyncGenerator<CheckpointTuple> {
+    return this.current().list(config, options);
+  }
+
+  override put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    return this.current().put(config, checkpoint, metadata, newVersions);
+  }
+
+  override putWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+    taskPath?: string,
+  ): Promise<void> {
+    return this.current().putWrites(config, writes, taskId, taskPath);
+  }
+
+  override deleteThread(threadId: string): Promise<void> {
+    return this.current().deleteThread(threadId);
+  }
+
+  override getDeltaChannelHistory(
+    options: Parameters<BaseCheckpointSaver["getDeltaChannelHistory"]>[0],
+  ): ReturnType<BaseCheckpointSaver["getDeltaChannelHistory"]> {
+    return this.current().getDeltaChannelHistory(options);
+  }
+
+  override getNextVersion(current: string | number | undefined): string | number {
+    return this.current().getNextVersion(current);
+  }
+}
+
+/** Binds the graphs' shared checkpointer to one request's saver for the duration of a piece of work. */
+export class RequestScope {
+  private readonly storage = new AsyncLocalStorage<AnySaver>();
+  readonly checkpointer = new ScopedCheckpointer(this.storage) as unknown as BaseCheckpointSaver;
 
   /** Runs `work` with `saver` as the target of {@link checkpointer}. */
   run<T>(saver: AnySaver, work: () => Promise<T>): Promise<T> {

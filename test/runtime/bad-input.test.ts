@@ -1,0 +1,272 @@
+import { ScanCommand } from "@aws-sdk/client-dynamodb";
+import { createHandler, type ApiHandler } from "../../src/runtime/handler";
+import { apiEvent, bookingAssistants, createTable, quietLogger, type TableHandle } from "./support";
+
+interface Case {
+  name: string;
+  method: string;
+  path: string;
+  body?: string;
+  tenantId?: string | null;
+  status: number;
+  detail?: RegExp;
+}
+
+const run = (thread: string, payload: unknown) => ({
+  method: "POST",
+  path: `/threads/${thread}/runs/wait`,
+  body: JSON.stringify(payload),
+});
+const invoke = (payload: unknown) => ({
+  method: "POST",
+  path: "/invoke",
+  body: JSON.stringify(payload),
+});
+
+// Every rule of the issue's section 4; each request must be answered before anything is written.
+const CASES: Case[] = [
+  {
+    name: "malformed JSON (simple)",
+    method: "POST",
+    path: "/invoke",
+    body: "{not json",
+    status: 400,
+    detail: /Invalid body: expected JSON/,
+  },
+  {
+    name: "malformed JSON (SDK)",
+    method: "POST",
+    path: "/threads/paused/runs/wait",
+    body: '{"input":',
+    status: 400,
+  },
+  {
+    name: "body is an array",
+    method: "POST",
+    path: "/invoke",
+    body: "[]",
+    status: 400,
+    detail: /expected a JSON object, got an array/,
+  },
+  {
+    name: "body over the limit",
+    ...invoke({ thread_id: "big", input: { blob: "x".repeat(5000) } }),
+    status: 413,
+    detail: /at most 4096 bytes/,
+  },
+  {
+    name: "unknown route",
+    method: "GET",
+    path: "/nope",
+    status: 404,
+    detail: /GET \/nope not implemented/,
+  },
+  {
+    name: "streaming route is not served",
+    ...run("paused", {}),
+    path: "/threads/paused/runs/stream",
+    status: 404,
+  },
+  { name: "wrong method", method: "GET", path: "/invoke", status: 405 },
+  { name: "wrong method on a thread", method: "PUT", path: "/threads/paused", status: 405 },
+  {
+    name: "no tenant claim",
+    ...invoke({ thread_id: "t", input: {} }),
+    tenantId: null,
+    status: 401,
+  },
+  {
+    name: "tenant claim with #",
+    ...invoke({ thread_id: "t", input: {} }),
+    tenantId: "a#b",
+    status: 403,
+    detail: /Invalid tenant id/,
+  },
+  {
+    name: "missing thread id (simple)",
+    ...invoke({ input: {} }),
+    status: 400,
+    detail:
+      /Invalid thread_id: expected a string, got nothing|Invalid thread_id: expected a string/,
+  },
+  {
+    name: "thread id not a string (simple)",
+    ...invoke({ thread_id: 7, input: {} }),
+    status: 400,
+    detail: /Invalid thread_id: expected a string, got a number/,
+  },
+  {
+    name: "thread id too long (simple)",
+    ...invoke({ thread_id: "x".repeat(300), input: {} }),
+    status: 400,
+    detail: /Invalid thread_id: expected at most 256/,
+  },
+  {
+    name: "thread id with control characters (simple)",
+    ...invoke({ thread_id: "a\u0001b", input: {} }),
+    status: 400,
+  },
+  {
+    name: "invalid thread id (SDK)",
+    ...run("a%01b", { assistant_id: "booking", input: {} }),
+    status: 422,
+    detail: /Invalid thread_id/,
+  },
+  {
+    name: "too long thread id (SDK state)",
+    method: "GET",
+    path: `/threads/${"x".repeat(300)}/state`,
+    status: 422,
+  },
+  {
+    name: "both input and resume (simple)",
+    ...invoke({ thread_id: "paused", input: {}, resume: { approve: true } }),
+    status: 400,
+    detail: /exactly one of input and resume, got both/,
+  },
+  {
+    name: "neither input nor resume (simple)",
+    ...invoke({ thread_id: "paused" }),
+    status: 400,
+    detail: /got neither/,
+  },
+  {
+    name: "both input and command (SDK)",
+    ...run("paused", { assistant_id: "booking", input: {}, command: { resume: 1 } }),
+    status: 400,
+  },
+  {
+    name: "neither input nor command (SDK)",
+    ...run("paused", { assistant_id: "booking" }),
+    status: 400,
+  },
+  {
+    name: "unsupported multitask_strategy",
+    ...run("paused", { assistant_id: "booking", input: {}, multitask_strategy: "interrupt" }),
+    status: 422,
+    detail: /Invalid multitask_strategy/,
+  },
+  {
+    name: "unsupported if_not_exists",
+    ...run("paused", { assistant_id: "booking", input: {}, if_not_exists: "maybe" }),
+    status: 422,
+  },
+  {
+    name: "command other than resume",
+    ...run("paused", { assistant_id: "booking", command: { goto: "finalize" } }),
+    status: 422,
+  },
+  {
+    name: "unknown assistant",
+    ...run("paused", { assistant_id: "nope", input: {} }),
+    status: 404,
+    detail: /Assistant not found/,
+  },
+  {
+    name: "assistant id not a string",
+    ...run("paused", { assistant_id: 5, input: {} }),
+    status: 422,
+  },
+  {
+    name: "missing thread (SDK run)",
+    ...run("missing", { assistant_id: "booking", input: {} }),
+    status: 404,
+  },
+  {
+    name: "resume of a missing thread (simple)",
+    ...invoke({ thread_id: "missing", resume: {} }),
+    status: 404,
+  },
+  {
+    name: "invalid inbox status",
+    method: "POST",
+    path: "/threads/search",
+    body: '{"status":"sleeping"}',
+    status: 422,
+    detail: /Invalid status/,
+  },
+  {
+    name: "invalid inbox limit",
+    method: "POST",
+    path: "/threads/search",
+    body: '{"limit":0}',
+    status: 422,
+    detail: /Invalid limit/,
+  },
+  {
+    name: "invalid thread metadata",
+    method: "POST",
+    path: "/threads",
+    body: '{"metadata":[1]}',
+    status: 422,
+  },
+  {
+    name: "existing thread with if_exists raise",
+    method: "POST",
+    path: "/threads",
+    body: '{"thread_id":"paused"}',
+    status: 409,
+  },
+  {
+    name: "invalid history limit",
+    method: "POST",
+    path: "/threads/paused/history",
+    body: '{"limit":"ten"}',
+    status: 422,
+  },
+];
+
+describe("bad input is rejected before anything is written", () => {
+  let table: TableHandle;
+  let handler: ApiHandler;
+
+  const snapshot = async () => {
+    const result = await table.client.send(
+      new ScanCommand({ TableName: table.tableName, ConsistentRead: true }),
+    );
+    return JSON.stringify(
+      (result.Items ?? []).sort((a, b) =>
+        `${a.pk?.S}/${a.sk?.S}`.localeCompare(`${b.pk?.S}/${b.sk?.S}`),
+      ),
+    );
+  };
+
+  beforeAll(async () => {
+    table = await createTable();
+    handler = createHandler({
+      assistants: bookingAssistants(),
+      tableName: table.tableName,
+      dynamodbClient: table.client,
+      maxBodyBytes: 4096,
+      logger: quietLogger,
+      metrics: false,
+    });
+    const paused = await handler(
+      apiEvent("POST", "/invoke", {
+        body: JSON.stringify({ thread_id: "paused", input: { request: "x" } }),
+      }),
+    );
+    expect(paused.statusCode).toBe(202);
+  });
+
+  it.each(CASES)("$name -> $status", async (testCase) => {
+    const before = await snapshot();
+    const result = await handler(
+      apiEvent(testCase.method, testCase.path, {
+        body: testCase.body,
+        tenantId: testCase.tenantId,
+      }),
+    );
+    expect(result.statusCode).toBe(testCase.status);
+    expect(result.headers["content-type"]).toBe("application/json");
+    const body = JSON.parse(result.body!) as { detail: string };
+    expect(typeof body.detail).toBe("string");
+    if (testCase.detail) expect(body.detail).toMatch(testCase.detail);
+    expect(await snapshot()).toBe(before);
+  });
+
+  it("answers 405 with the allowed methods", async () => {
+    const result = await handler(apiEvent("GET", "/invoke"));
+    expect(result.headers.allow).toBe("POST");
+  });
+});
