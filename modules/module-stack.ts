@@ -482,6 +482,13 @@ const VARIABLES = {
     type: "string",
     description: "ARN of the permissions boundary of the IAM roles",
     default: null,
+    validation: [
+      {
+        condition:
+          'var.role_permissions_boundary == null || can(regex("^arn:aws[a-z-]*:iam::([0-9]{12}|aws):policy/", var.role_permissions_boundary))',
+        message: "Invalid role_permissions_boundary: expected an IAM policy ARN.",
+      },
+    ],
   },
   cleaner_timeout: {
     type: "number",

@@ -17,10 +17,12 @@ export interface CleanerTriggerProps {
   streamArn: string;
   functionArn: string;
   deadLetterQueueArn: string;
-  kmsKeyArn: string;
 }
 
-/** Feeds the table's stream, filtered to TTL removals of thread records, to the cleaner function. */
+/**
+ * Feeds the table's stream, filtered to TTL removals of thread records, to the cleaner function. The filter holds
+ * no data worth a customer-managed key (and one would need Lambda grants in the key policy).
+ */
 export function createCleanerTrigger(
   scope: Construct,
   id: string,
@@ -35,7 +37,6 @@ export function createCleanerTrigger(
     maximumRetryAttempts: 5,
     bisectBatchOnFunctionError: true,
     functionResponseTypes: ["ReportBatchItemFailures"],
-    kmsKeyArn: props.kmsKeyArn,
     filterCriteria: { filter: [{ pattern: JSON.stringify(TTL_REMOVAL_FILTER) }] },
     destinationConfig: { onFailure: { destinationArn: props.deadLetterQueueArn } },
   });

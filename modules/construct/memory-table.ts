@@ -207,7 +207,6 @@ export class MemoryTable extends Construct {
       streamArn: table.streamArn,
       functionArn: this.cleanerFunction.arn,
       deadLetterQueueArn: this.deadLetterQueue.arn,
-      kmsKeyArn,
     });
 
     this.userPool = new UserPool(this, "user_pool", {

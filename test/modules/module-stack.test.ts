@@ -104,13 +104,13 @@ describe("HCL module stack (synth)", () => {
       (name) => name.endsWith(".tf.json") || name === "README.md",
     );
     expect(committed.sort()).toEqual(Object.keys(files).sort());
-    for (const [name, content] of Object.entries(files)) {
-      // Compared file by file so a failure names the stale file.
-      expect({ name, content: readFileSync(join(MODULE_DIR, name), "utf8") }).toEqual({
-        name,
-        content,
-      });
-    }
+    // A change to a shared contract (table definition, routes, environment, IAM actions) changes the module too.
+    const stale = Object.entries(files)
+      .filter(([name, content]) => readFileSync(join(MODULE_DIR, name), "utf8") !== content)
+      .map(
+        ([name]) => `modules/memory-table/${name} is stale: run \`npm run synth\` and commit it`,
+      );
+    expect(stale).toEqual([]);
   });
 });
 
