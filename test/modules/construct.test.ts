@@ -36,7 +36,11 @@ function build(props: Partial<MemoryTableProps> = {}): {
 
 describe("MemoryTable construct (synth)", () => {
   it("meets the security bar with its defaults, with exact IAM actions per role", () => {
-    expectSecurityBar(synthesize(build().stack));
+    const synthesized = synthesize(build().stack);
+    expectSecurityBar(synthesized);
+    for (const [, group] of resourcesOf(synthesized, "aws_cloudwatch_log_group")) {
+      expect(group.retention_in_days).toBe(365);
+    }
   });
 
   it("meets the security bar with every option turned on", () => {
@@ -196,20 +200,37 @@ describe("MemoryTable construct (synth)", () => {
       "aws_iam_role_policy",
       (p) => p.name === "memory-table-tenant",
     );
-    const [items] = policyStatements(tenantPolicy.policy);
-    expect(items).toMatchObject({
-      Sid: "TenantItems",
-      Action: [...DYNAMODB_ITEM_ACTIONS],
-      Condition: {
-        "ForAllValues:StringLike": {
-          "dynamodb:LeadingKeys": [
-            "${aws:PrincipalTag/tenant_id}",
-            "${aws:PrincipalTag/tenant_id}#*",
-          ],
+    const [tableName, table] = onlyResource(synthesized, "aws_dynamodb_table");
+    const tableArn = ref("aws_dynamodb_table", tableName, "arn");
+    const keyArn = (table.server_side_encryption as { kms_key_arn: string }).kms_key_arn;
+    expect(policyStatements(tenantPolicy.policy)).toEqual([
+      {
+        Sid: "TenantItems",
+        Effect: "Allow",
+        Action: [...DYNAMODB_ITEM_ACTIONS],
+        Resource: [tableArn, `${tableArn}/index/*`],
+        Condition: {
+          "ForAllValues:StringLike": {
+            "dynamodb:LeadingKeys": [
+              "${aws:PrincipalTag/tenant_id}",
+              "${aws:PrincipalTag/tenant_id}#*",
+            ],
+          },
+          Null: { "dynamodb:LeadingKeys": "false" },
         },
-        Null: { "dynamodb:LeadingKeys": "false" },
       },
-    });
+      {
+        Sid: "KmsThroughDynamoDB",
+        Effect: "Allow",
+        Action: ["kms:Decrypt", "kms:GenerateDataKey"],
+        Resource: [keyArn],
+        Condition: {
+          StringEquals: {
+            "kms:ViaService": [expect.stringMatching(/^dynamodb\..+\.amazonaws\.com$/)],
+          },
+        },
+      },
+    ]);
     const [, assume] = onlyResource(
       synthesized,
       "aws_iam_role_policy",
