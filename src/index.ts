@@ -35,3 +35,4 @@ export {
   removeExpiredThreadItems,
 } from "./checkpoint/dynamodb/expired-threads";
 export type { Compression } from "./checkpoint/dynamodb/codec";
+export * from "./runtime";

@@ -1,0 +1,76 @@
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { loadDevKeys, verifyBearer } from "../../src/dev/auth";
+
+const ROOT = join(__dirname, "..", "..");
+const TSX = join(ROOT, "node_modules", ".bin", "tsx");
+
+/** `npm start` and `npm run token` as a developer runs them (the scripts behind both). */
+describe("dev server and token commands", () => {
+  let child: ChildProcess | undefined;
+
+  afterEach(() => {
+    // Only the server this test started, by its pid.
+    if (child?.pid !== undefined && child.exitCode === null) child.kill("SIGTERM");
+  });
+
+  it("prints only a token that the dev key verifies", async () => {
+    const output = execFileSync(TSX, ["scripts/token.ts", "--tenant", "tenant-cli"], {
+      cwd: ROOT,
+    }).toString();
+    expect(output).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+    const claims = await verifyBearer(await loadDevKeys(), `Bearer ${output.trim()}`);
+    expect(claims?.["custom:tenant_id"]).toBe("tenant-cli");
+  });
+
+  it("rejects a missing or invalid --tenant", () => {
+    expect(() =>
+      execFileSync(TSX, ["scripts/token.ts", "--tenant", "a#b"], { cwd: ROOT, stdio: "pipe" }),
+    ).toThrow(/Invalid tenant id/);
+  });
+
+  it("starts on 127.0.0.1, prints the URL, a demo token and curl lines that work", async () => {
+    const env = { ...process.env, PORT: "0" };
+    delete env.TABLE_NAME;
+    child = spawn(TSX, ["scripts/dev-server.ts"], {
+      cwd: ROOT,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let printed = "";
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no banner: ${printed}`)), 20_000);
+      child!.stdout!.on("data", (chunk: Buffer) => {
+        printed += chunk.toString();
+        if (printed.includes("approvals inbox")) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child!.once("exit", (code) => reject(new Error(`dev server exited with ${code}`)));
+    });
+    const url = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(printed)?.[1];
+    expect(url).toBeDefined();
+    const token = /Bearer ([\w.-]+)/.exec(printed)?.[1];
+    expect(token).toBeDefined();
+    expect(printed).toContain(`curl -s ${url}/invoke`);
+    expect(printed).toContain('"resume":{"approve":true}');
+
+    const start = await fetch(`${url}/invoke`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ thread_id: "t1", input: { request: "move my appointment" } }),
+    });
+    expect(start.status).toBe(202);
+    const cliToken = execFileSync(TSX, ["scripts/token.ts", "--tenant", "demo"], { cwd: ROOT })
+      .toString()
+      .trim();
+    const resume = await fetch(`${url}/invoke`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${cliToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ thread_id: "t1", resume: { approve: true } }),
+    });
+    expect(resume.status).toBe(200);
+    expect(await resume.json()).toMatchObject({ status: "COMPLETED", result: { booked: true } });
+  });
+});
