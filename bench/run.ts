@@ -6,11 +6,13 @@ import { startDynamoDBLocal } from "../test/support/dynamodb-local";
 import type { BenchContext, BenchSection } from "./context";
 import dynamodb from "./dynamodb";
 import handler from "./handler";
+import image from "./image";
 
 // One line per section; `npm run bench -- <name>` runs only the named ones.
 const SECTIONS: Array<{ name: string; run: BenchSection }> = [
   { name: "dynamodb", run: dynamodb },
   { name: "handler", run: handler },
+  { name: "image", run: image },
 ];
 
 async function main(): Promise<void> {
