@@ -1,9 +1,11 @@
-import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { buildApp, EXAMPLE_STACK } from "../../modules/synth";
 import { describeWithTerraform, TerraformWorkspace } from "./support/terraform";
 
 const MODULE = "modules/memory-table";
 const TESTS = join(__dirname, "fixtures/module-tests");
+const EXAMPLE = "example";
 
 /** The committed module itself: `terraform init` + `validate`, then `terraform test` with a mocked provider. */
 describeWithTerraform("committed HCL module (terraform integration)", () => {
@@ -14,13 +16,29 @@ describeWithTerraform("committed HCL module (terraform integration)", () => {
     mkdirSync(workspace.path(MODULE, "tests"));
     for (const file of readdirSync(TESTS))
       copyFileSync(join(TESTS, file), workspace.path(MODULE, "tests", file));
-    await workspace.expectSuccess(MODULE, ["init", "-backend=false", "-no-color"]);
+    // The example stack (the construct used directly), as `cdktf synth` writes it.
+    const outdir = workspace.path("cdktf.out");
+    buildApp(outdir).app.synth();
+    mkdirSync(workspace.path(EXAMPLE));
+    writeFileSync(
+      workspace.path(EXAMPLE, "cdk.tf.json"),
+      readFileSync(join(outdir, "stacks", EXAMPLE_STACK, "cdk.tf.json")),
+    );
+    await Promise.all([
+      workspace.expectSuccess(MODULE, ["init", "-backend=false", "-no-color"]),
+      workspace.expectSuccess(EXAMPLE, ["init", "-backend=false", "-no-color"]),
+    ]);
   }, 120_000);
 
   afterAll(() => workspace?.dispose());
 
   it("passes terraform validate", async () => {
     const output = await workspace.expectSuccess(MODULE, ["validate", "-no-color"]);
+    expect(output).toContain("Success! The configuration is valid.");
+  });
+
+  it("validates the CDKTF example stack that uses the construct directly", async () => {
+    const output = await workspace.expectSuccess(EXAMPLE, ["validate", "-no-color"]);
     expect(output).toContain("Success! The configuration is valid.");
   });
 
