@@ -11,6 +11,7 @@ import { AwsProvider } from "@cdktf/provider-aws/lib/provider";
 import { MemoryTable } from "./construct/memory-table";
 import { DEFAULTS } from "./construct/props";
 import {
+  Architecture,
   ARCHITECTURES,
   IMAGE_URI_PATTERN,
   LOG_RETENTION_DAYS,
@@ -54,7 +55,7 @@ export class ModuleStack extends TerraformStack {
       imageUri: v.image_uri.stringValue,
       imageCommand: v.image_command.listValue,
       imageEntryPoint: v.image_entry_point.listValue,
-      architecture: v.architecture.stringValue as "arm64",
+      architecture: v.architecture.stringValue as Architecture,
       memorySize: v.memory_size.numberValue,
       timeout: v.timeout.numberValue,
       reservedConcurrentExecutions: v.reserved_concurrent_executions.numberValue,

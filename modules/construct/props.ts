@@ -78,7 +78,8 @@ export interface MemoryTableProps {
 
 export const DEFAULTS = {
   imageCommand: [IMAGE_HANDLERS.api],
-  architecture: "arm64" as Architecture,
+  // scripts/push-image.sh builds x86_64 by default: the function must run what is pushed.
+  architecture: "x86_64" as Architecture,
   memorySize: 1024,
   timeout: 29,
   reservedConcurrentExecutions: 50,
