@@ -8,8 +8,43 @@ import {
   TERRAFORM_CONSTRAINT,
 } from "../../modules/module-stack";
 import { buildApp, MODULE_DIR, renderModuleFiles } from "../../modules/synth";
+import { routeId } from "../../modules/construct/api";
+import { ROUTES } from "../../src/runtime/routes";
 import { expectSecurityBar } from "./support/security-bar";
 import { synthesize } from "./support/synthesized";
+
+/** Every address but the routes (one per entry of ROUTES). Changing one needs a `moved` block for consumers. */
+const STABLE_ADDRESSES = [
+  "aws_apigatewayv2_api.http_api",
+  "aws_apigatewayv2_authorizer.http_api_authorizer",
+  "aws_apigatewayv2_integration.http_api_integration",
+  "aws_apigatewayv2_stage.http_api_stage",
+  "aws_cloudwatch_log_group.access_log_group",
+  "aws_cloudwatch_log_group.api_log_group",
+  "aws_cloudwatch_log_group.cleaner_log_group",
+  "aws_cognito_user_pool.user_pool",
+  "aws_cognito_user_pool_client.user_pool_client",
+  "aws_dynamodb_table.table",
+  "aws_ecr_lifecycle_policy.repository_lifecycle",
+  "aws_ecr_repository.repository",
+  "aws_iam_role.cleaner_role",
+  "aws_iam_role.function_role",
+  "aws_iam_role.tenant_role",
+  "aws_iam_role_policy.cleaner_role_policy",
+  "aws_iam_role_policy.function_role_policy",
+  "aws_iam_role_policy.tenant_role_assume",
+  "aws_iam_role_policy.tenant_role_policy",
+  "aws_kms_alias.key_alias",
+  "aws_kms_key.key",
+  "aws_lambda_event_source_mapping.cleaner_trigger",
+  "aws_lambda_function.cleaner_function",
+  "aws_lambda_function.function",
+  "aws_lambda_permission.http_api_permission",
+  "aws_sqs_queue.dead_letter_queue",
+  "data.aws_caller_identity.environment_caller",
+  "data.aws_partition.environment_partition",
+  "data.aws_region.environment_region",
+];
 
 const build = () => new ModuleStack(Testing.app(), "memory-table-module");
 
@@ -96,6 +131,24 @@ describe("HCL module stack (synth)", () => {
       ]),
     );
     for (const address of addresses) expect(address).not.toMatch(/_[0-9A-F]{8}$/);
+  });
+
+  it("keeps every resource address stable (a rename destroys and recreates consumers' resources)", () => {
+    const synthesized = synthesize(build());
+    const addresses = [
+      ...Object.entries(synthesized.resource).flatMap(([type, resources]) =>
+        Object.keys(resources).map((name) => `${type}.${name}`),
+      ),
+      ...Object.entries(synthesized.data ?? {}).flatMap(([type, sources]) =>
+        Object.keys(sources).map((name) => `data.${type}.${name}`),
+      ),
+    ];
+    expect(addresses.sort()).toEqual(
+      [
+        ...STABLE_ADDRESSES,
+        ...ROUTES.map((route) => `aws_apigatewayv2_route.http_api_${routeId(route)}`),
+      ].sort(),
+    );
   });
 
   it("is committed exactly as synthesized: re-running npm run synth gives no diff", () => {
