@@ -1,8 +1,10 @@
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
+import { cpSync, mkdirSync, rmSync } from "node:fs";
+import { basename, join } from "node:path";
 import { DeleteItemCommand, QueryCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { buildPk, THREAD_RECORD_SK } from "../../src/checkpoint/dynamodb/keys";
+import { BOOTSTRAP_FILE, RIC_DIR } from "../../scripts/build-image";
 import { IMAGE_HANDLERS } from "../../src/runtime/environment";
 import {
   createLocalClient,
@@ -181,6 +183,46 @@ describeWithImageNode(
         tenant: "acme",
       });
       expect(assistant.statusCode).toBe(200);
+    });
+
+    it("runs an app team's own entry built on the library's createHandler (way b)", async () => {
+      // Their image: their bundled entry next to the same runtime client, none of our handlers.
+      const ownRoot = join(taskRoot.dir, "..", `${basename(taskRoot.dir)}-own`);
+      mkdirSync(ownRoot);
+      try {
+        cpSync(join(taskRoot.dir, BOOTSTRAP_FILE), join(ownRoot, BOOTSTRAP_FILE));
+        cpSync(join(taskRoot.dir, RIC_DIR), join(ownRoot, RIC_DIR), { recursive: true });
+        await bundleGraphModule(
+          join(__dirname, "fixtures", "own-image-handler.ts"),
+          ownRoot,
+          "handler.mjs",
+        );
+        const api = await RuntimeApiEmulator.start();
+        const ric = startRic({
+          node: node!,
+          taskRoot: ownRoot,
+          handler: "handler.handler",
+          runtimeApi: api.address,
+          env: { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: localEndpoint(), LOG_LEVEL: "warn" },
+        });
+        running.push({ api, ric });
+        const answer = await request(
+          { api, ric },
+          {
+            method: "POST",
+            path: "/invoke",
+            tenant: "acme",
+            body: { thread_id: `own-${randomUUID()}`, input: { text: "own image" } },
+          },
+        );
+        expect(answer.statusCode).toBe(200);
+        expect(answer.body).toMatchObject({
+          status: "COMPLETED",
+          result: { echoed: "OWN IMAGE!" },
+        });
+      } finally {
+        rmSync(ownRoot, { recursive: true, force: true });
+      }
     });
 
     it.each([
