@@ -7,10 +7,12 @@ import type { BenchContext, BenchSection } from "./context";
 import dynamodb from "./dynamodb";
 import handler from "./handler";
 import image from "./image";
+import memory from "./memory";
 
 // One line per section; `npm run bench -- <name>` runs only the named ones.
 const SECTIONS: Array<{ name: string; run: BenchSection }> = [
   { name: "dynamodb", run: dynamodb },
+  { name: "memory", run: memory },
   { name: "handler", run: handler },
   { name: "image", run: image },
 ];

@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   BaseCheckpointSaver,
+  JsonPlusSerializer,
   TASKS,
   getCheckpointId,
   maxChannelVersion,
@@ -26,7 +27,7 @@ import {
   resolveInMemoryCheckpointConfig,
   type InMemoryCheckpointConfig,
 } from "./in-memory-checkpoint-config";
-import { buildWritesSortKey, sortWrites, writeIndex, writeKey } from "./pending-writes";
+import { sortWrites, writeIndex } from "./pending-writes";
 import type {
   NamespaceRecord,
   SerializedValue,
@@ -64,9 +65,12 @@ interface TupleSnapshot {
  */
 export class BoundedInMemorySaver extends BaseCheckpointSaver {
   private readonly store: BoundedThreadStore;
+  /** JsonPlusSerializer's "json" payloads are UTF-8 JSON text and it loads them from strings too. */
+  private readonly textPayloads: boolean;
 
   constructor(options: BoundedInMemorySaverOptions = {}) {
     super(options.serde);
+    this.textPayloads = this.serde instanceof JsonPlusSerializer;
     const config = resolveInMemoryCheckpointConfig(options.config);
     this.store = new BoundedThreadStore(config, options.now ?? Date.now);
   }
@@ -178,8 +182,8 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
       this.dump(metadata),
       ...changed.map(([channel]) => this.dump(values[channel])),
     ]);
-    let bytes = serializedCheckpoint!.bytes.byteLength + serializedMetadata!.bytes.byteLength;
-    for (const blob of blobs) bytes += blob.bytes.byteLength;
+    let bytes = serializedCheckpoint!.size + serializedMetadata!.size;
+    for (const blob of blobs) bytes += blob.size;
     if (bytes > this.store.limits.maxCheckpointBytes)
       this.store.reject("maxCheckpointBytes", bytes);
 
@@ -233,7 +237,7 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
 
     const values = await Promise.all(writes.map(([, value]) => this.dump(value)));
     let bytes = 0;
-    for (const value of values) bytes += value.bytes.byteLength;
+    for (const value of values) bytes += value.size;
     if (bytes > this.store.limits.maxPendingWriteBytes) {
       this.store.reject("maxPendingWriteBytes", bytes);
     }
@@ -244,19 +248,13 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
       threadId,
       namespace,
       checkpointId,
-      writes: channels.map((channel, position) => {
-        const idx = writeIndex(channel, position);
-        return {
-          key: writeKey(taskId, idx),
-          idx,
-          write: {
-            taskId,
-            channel,
-            value: values[position]!,
-            sortKey: buildWritesSortKey(taskPath, taskId, idx),
-          },
-        };
-      }),
+      writes: channels.map((channel, position) => ({
+        taskId,
+        channel,
+        idx: writeIndex(channel, position),
+        taskPath: taskPath ?? "",
+        ...values[position]!,
+      })),
     });
   }
 
@@ -281,20 +279,17 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
     const [checkpoint, metadata, channelValues, pendingWrites, sends] = await Promise.all([
       this.load(stored.checkpoint) as Promise<Checkpoint>,
       knownMetadata ?? (this.load(stored.metadata) as Promise<CheckpointMetadata>),
-      Promise.all(
-        stored.values.map(async ([channel, value]) => [channel, await this.load(value)] as const),
-      ),
+      this.loadValues(stored.values),
       Promise.all(
         snapshot.writes.map(async (write): Promise<CheckpointPendingWrite> => [
           write.taskId,
           write.channel,
-          await this.load(write.value),
+          await this.load(write),
         ]),
       ),
-      snapshot.parentSends &&
-        Promise.all(snapshot.parentSends.map((send) => this.load(send.value))),
+      snapshot.parentSends && Promise.all(snapshot.parentSends.map((send) => this.load(send))),
     ]);
-    checkpoint.channel_values = Object.fromEntries(channelValues);
+    checkpoint.channel_values = channelValues;
     if (sends !== undefined) this.migratePendingSends(checkpoint, sends);
 
     const tuple: CheckpointTuple = {
@@ -330,14 +325,32 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
       versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
   }
 
+  /** Channel values from the flat `[channel, blob, ...]` list of a stored checkpoint. */
+  private async loadValues(
+    flat: ReadonlyArray<string | SerializedValue>,
+  ): Promise<Record<string, unknown>> {
+    const loaded = await Promise.all(
+      flat.map((entry) => (typeof entry === "string" ? entry : this.load(entry))),
+    );
+    const entries: Array<[string, unknown]> = [];
+    for (let index = 0; index < loaded.length; index += 2) {
+      entries.push([loaded[index] as string, loaded[index + 1]]);
+    }
+    // fromEntries defines own properties: a channel named "__proto__" stays a plain value.
+    return Object.fromEntries(entries);
+  }
+
   private async dump(value: unknown): Promise<SerializedValue> {
     const [type, bytes] = await this.serde.dumpsTyped(value);
+    if (type === "json" && this.textPayloads) {
+      return { type, data: UTF8.decode(bytes), size: bytes.byteLength };
+    }
     // JsonPlusSerializer hands raw byte input back as is: copy it so the caller cannot change stored data.
-    return { type, bytes: bytes === value ? bytes.slice() : bytes };
+    return { type, data: bytes === value ? bytes.slice() : bytes, size: bytes.byteLength };
   }
 
   private load(value: SerializedValue): Promise<unknown> {
-    return this.serde.loadsTyped(value.type, value.bytes);
+    return this.serde.loadsTyped(value.type, value.data);
   }
 
   /** An identifier within the configured length; oversized ones are a capacity rejection. */
@@ -358,6 +371,8 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
   }
 }
 
+const UTF8 = new TextDecoder();
+
 /** The LangGraph.js name of the default in-memory saver; here it is the bounded one. */
 export const InMemorySaver = BoundedInMemorySaver;
 export type InMemorySaver = BoundedInMemorySaver;
@@ -373,7 +388,7 @@ function takeSnapshot(
   const writes = record.writes.get(checkpointId);
   let parentSends: StoredWrite[] | undefined;
   if (stored.formatVersion < 4 && stored.parentId !== undefined) {
-    const parentWrites = record.writes.get(stored.parentId)?.values() ?? [];
+    const parentWrites = record.writes.get(stored.parentId) ?? [];
     parentSends = sortWrites(parentWrites).filter((write) => write.channel === TASKS);
   }
   return {
@@ -381,7 +396,7 @@ function takeSnapshot(
     namespace,
     checkpointId,
     stored,
-    writes: writes === undefined ? [] : sortWrites(writes.values()),
+    writes: writes === undefined ? [] : sortWrites(writes),
     parentSends,
   };
 }

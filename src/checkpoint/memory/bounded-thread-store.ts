@@ -1,5 +1,6 @@
 import { CheckpointCapacityError, type CapacityLimit } from "../../shared/errors";
 import type { ResolvedInMemoryCheckpointConfig } from "./in-memory-checkpoint-config";
+import { findWrite } from "./pending-writes";
 import {
   NamespaceRecord,
   ThreadRecord,
@@ -49,8 +50,8 @@ export interface WritesCommit {
   threadId: string;
   namespace: string;
   checkpointId: string;
-  /** In call order; `key` identifies the write within its checkpoint, `idx < 0` marks a special channel. */
-  writes: ReadonlyArray<{ key: string; idx: number; write: StoredWrite }>;
+  /** In call order; `(taskId, idx)` identifies a write within its checkpoint, `idx < 0` a special channel. */
+  writes: readonly StoredWrite[];
 }
 
 /**
@@ -132,10 +133,10 @@ export class BoundedThreadStore {
       if (versions === undefined) record.blobs.set(blob.channel, (versions = new Map()));
       versions.set(blob.version, blob.value);
     }
-    const values: Array<readonly [string, SerializedValue]> = [];
+    const values: Array<string | SerializedValue> = [];
     for (const [channel, version] of commit.channelVersions) {
       const value = record.blobs.get(channel)?.get(version);
-      if (value !== undefined) values.push([channel, value]);
+      if (value !== undefined) values.push(channel, value);
     }
     record.checkpoints.set(commit.checkpointId, {
       checkpoint: commit.checkpoint,
@@ -165,19 +166,21 @@ export class BoundedThreadStore {
     const stored = namespace?.writes.get(commit.checkpointId);
 
     // Within the batch a special write replaces an earlier one with the same key, a regular one does not.
-    const batch = new Map<string, { idx: number; write: StoredWrite }>();
-    for (const { key, idx, write } of commit.writes) {
-      if (idx < 0 || !batch.has(key)) batch.set(key, { idx, write });
+    const batch: StoredWrite[] = [];
+    for (const write of commit.writes) {
+      const index = findWrite(batch, write.taskId, write.idx);
+      if (index < 0) batch.push(write);
+      else if (write.idx < 0) batch[index] = write;
     }
-    const accepted: Array<[string, StoredWrite]> = [];
+    const accepted: Array<{ write: StoredWrite; replaces: number }> = [];
     let delta = 0;
     let added = 0;
-    for (const [key, { idx, write }] of batch) {
-      const previous = stored?.get(key);
-      if (previous !== undefined && idx >= 0) continue; // a retry: first writer wins
-      delta += serializedSize(write.value) - (previous ? serializedSize(previous.value) : 0);
-      if (previous === undefined) added += 1;
-      accepted.push([key, write]);
+    for (const write of batch) {
+      const replaces = stored === undefined ? -1 : findWrite(stored, write.taskId, write.idx);
+      if (replaces >= 0 && write.idx >= 0) continue; // a retry: first writer wins
+      delta += write.size - (replaces >= 0 ? stored![replaces]!.size : 0);
+      if (replaces < 0) added += 1;
+      accepted.push({ write, replaces });
     }
     if (accepted.length === 0) {
       if (thread !== undefined) this.touch(thread, now);
@@ -188,8 +191,11 @@ export class BoundedThreadStore {
     const target = this.claimThread(thread, commit.threadId, now, delta);
     const record = namespace ?? this.addNamespace(target, commit.namespace);
     let writes = stored;
-    if (writes === undefined) record.writes.set(commit.checkpointId, (writes = new Map()));
-    for (const [key, write] of accepted) writes.set(key, write);
+    if (writes === undefined) record.writes.set(commit.checkpointId, (writes = []));
+    for (const { write, replaces } of accepted) {
+      if (replaces >= 0) writes[replaces] = write;
+      else writes.push(write);
+    }
     target.writeCount += added;
     this.writeCount += added;
     target.bytes += delta;

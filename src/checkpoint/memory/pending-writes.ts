@@ -4,26 +4,29 @@ import {
   writesSortKey,
   type WritesSortKey,
 } from "@langchain/langgraph-checkpoint";
+import type { StoredWrite } from "./stored-records";
 
 /** Special channels (errors, interrupts, resumes) get fixed negative indices and replace earlier writes. */
 export function writeIndex(channel: string, position: number): number {
   return WRITES_IDX_MAP[channel] ?? position;
 }
 
-/** Key of a write within one checkpoint; `idx` has no colon, so the key is unambiguous. */
-export function writeKey(taskId: string, idx: number): string {
-  return `${idx}:${taskId}`;
-}
-
-export function buildWritesSortKey(
-  taskPath: string | undefined,
-  taskId: string,
-  idx: number,
-): WritesSortKey {
-  return writesSortKey(taskPath ?? "", taskId, idx);
+/** Index of the stored write a new one would collide with (same task, same index), or -1. */
+export function findWrite(writes: readonly StoredWrite[], taskId: string, idx: number): number {
+  for (let index = 0; index < writes.length; index += 1) {
+    const write = writes[index]!;
+    if (write.idx === idx && write.taskId === taskId) return index;
+  }
+  return -1;
 }
 
 /** Writes in the order live execution applies them (sort-key string order is not that order). */
-export function sortWrites<T extends { sortKey: WritesSortKey }>(writes: Iterable<T>): T[] {
-  return Array.from(writes).sort((a, b) => compareWritesSortKeys(a.sortKey, b.sortKey));
+export function sortWrites(writes: readonly StoredWrite[]): StoredWrite[] {
+  if (writes.length < 2) return [...writes];
+  const keyed: Array<[WritesSortKey, StoredWrite]> = writes.map((write) => [
+    writesSortKey(write.taskPath, write.taskId, write.idx),
+    write,
+  ]);
+  keyed.sort((a, b) => compareWritesSortKeys(a[0], b[0]));
+  return keyed.map(([, write]) => write);
 }

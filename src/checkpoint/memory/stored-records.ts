@@ -1,9 +1,13 @@
-import type { WritesSortKey } from "@langchain/langgraph-checkpoint";
-
-/** Serializer output kept as is: the type travels with the bytes so `loadsTyped` gets it back. */
+/**
+ * Serializer output: the type travels with the payload so `loadsTyped` gets it back. JSON text from the default
+ * serializer is kept as a string (which `loadsTyped` accepts): a Uint8Array costs ~150 bytes of JS objects
+ * besides its payload, a string 16, and strings are leaves for the garbage collector.
+ */
 export interface SerializedValue {
   readonly type: string;
-  readonly bytes: Uint8Array;
+  readonly data: Uint8Array | string;
+  /** Serialized size in bytes (what the byte limits count). */
+  readonly size: number;
 }
 
 /** One checkpoint, stored without its channel values (those live in the namespace's blobs). */
@@ -13,17 +17,22 @@ export interface StoredCheckpoint {
   readonly parentId: string | undefined;
   /** Checkpoint format version, kept readable to know whether pending sends need migrating. */
   readonly formatVersion: number;
-  /** The blob of every channel in `channel_versions`, resolved at `put` (absent channels are omitted). */
-  readonly values: ReadonlyArray<readonly [channel: string, value: SerializedValue]>;
+  /**
+   * The blob of every channel in `channel_versions`, resolved at `put` (absent channels are omitted), flat as
+   * `[channel, blob, channel, blob, ...]`: one array per checkpoint instead of one per channel.
+   */
+  readonly values: ReadonlyArray<string | SerializedValue>;
   /** Bytes of `checkpoint` and `metadata`; blobs are counted once, where they are stored. */
   readonly bytes: number;
 }
 
-export interface StoredWrite {
+/** A pending write, flat (the serialized value inline) since a checkpoint usually has several. */
+export interface StoredWrite extends SerializedValue {
   readonly taskId: string;
   readonly channel: string;
-  readonly value: SerializedValue;
-  readonly sortKey: WritesSortKey;
+  /** `WRITES_IDX_MAP[channel]` (negative, special channels) or the position in its batch. */
+  readonly idx: number;
+  readonly taskPath: string;
 }
 
 /** A checkpoint namespace of a thread: checkpoints, channel blobs per version, and pending writes. */
@@ -33,8 +42,8 @@ export class NamespaceRecord {
   latestId: string | undefined = undefined;
   /** channel -> version -> blob. Versions are unique per branch, so a blob is written once. */
   readonly blobs = new Map<string, Map<string | number, SerializedValue>>();
-  /** checkpoint id -> `${idx}:${taskId}` -> write. May exist before its checkpoint does. */
-  readonly writes = new Map<string, Map<string, StoredWrite>>();
+  /** checkpoint id -> its writes, unordered (a handful each; sorted on read). May exist before the checkpoint. */
+  readonly writes = new Map<string, StoredWrite[]>();
 }
 
 /** A thread: the unit of eviction and expiry, so ancestry and channel versions always stay whole. */
@@ -51,5 +60,5 @@ export class ThreadRecord {
 }
 
 export function serializedSize(value: SerializedValue): number {
-  return value.bytes.byteLength;
+  return value.size;
 }
