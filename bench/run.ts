@@ -8,6 +8,7 @@ import dynamodb from "./dynamodb";
 import handler from "./handler";
 import image from "./image";
 import memory from "./memory";
+import synth from "./synth";
 
 // One line per section; `npm run bench -- <name>` runs only the named ones.
 const SECTIONS: Array<{ name: string; run: BenchSection }> = [
@@ -15,6 +16,7 @@ const SECTIONS: Array<{ name: string; run: BenchSection }> = [
   { name: "memory", run: memory },
   { name: "handler", run: handler },
   { name: "image", run: image },
+  { name: "synth", run: synth },
 ];
 
 async function main(): Promise<void> {
