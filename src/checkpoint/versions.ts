@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 
-const COUNTER_DIGITS = 16;
+// Ten digits order ten billion versions of one channel; four random bytes keep sibling forks apart. Short
+// versions matter: every checkpoint item stores each channel's version twice (versions and versions seen).
+const COUNTER_DIGITS = 10;
 
 /**
  * Mints the next channel version: a zero-padded counter, a dot and a random suffix.
@@ -11,7 +13,7 @@ const COUNTER_DIGITS = 16;
  */
 export function nextChannelVersion(current: string | number | undefined): string {
   const counter = parseCounter(current) + 1;
-  return `${String(counter).padStart(COUNTER_DIGITS, "0")}.${randomBytes(6).toString("hex")}`;
+  return `${String(counter).padStart(COUNTER_DIGITS, "0")}.${randomBytes(4).toString("hex")}`;
 }
 
 function parseCounter(current: string | number | undefined): number {

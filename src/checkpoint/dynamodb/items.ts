@@ -29,7 +29,7 @@ export interface CheckpointItem {
   md: EncodedValue;
   /** Parent checkpoint id. */
   p?: string;
-  /** Channel -> id of the checkpoint (this one or an ancestor) whose item holds the value of its version. */
+  /** Channel -> id of the ancestor checkpoint whose item holds the value of its version (own values: vals/big). */
   loc: Record<string, string>;
   /** Values new in this checkpoint (its `newVersions`), small enough to live in this item. */
   vals: Record<string, InlineValue>;

@@ -51,6 +51,7 @@ import {
   buildPk,
   checkpointPrefix,
   parseCheckpointSk,
+  parsePk,
   writesPrefix,
   buildWritesSk,
 } from "./keys";
@@ -100,6 +101,10 @@ const LINEAGE_CACHE_SIZE = 128;
 const RENEWAL_SLACK_SECONDS = 60 * 60;
 const HOLD_WRITES_MS = 200;
 const KNOWN_CHECKPOINTS_LIMIT = 10_000;
+// Unchanged values up to this size are copied into a child checkpoint item (at most MAX_COPIED_BYTES in all).
+const MAX_COPIED_VALUE_BYTES = 256;
+const MAX_COPIED_BYTES = 1024;
+const SMALL_VALUES_LIMIT = 10_000;
 
 interface ThreadState {
   generation: string;
@@ -141,6 +146,9 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   /** Writes for checkpoints whose `put` has not come yet, held to travel inside the checkpoint item. */
   private readonly heldWrites = new Map<string, HeldWrite[]>();
   private readonly holdTimers = new Map<string, NodeJS.Timeout>();
+  private readonly putsInProgress = new Map<string, number>();
+  /** Small encoded values by (thread, namespace, channel, version), to copy into child checkpoints. */
+  private readonly smallValues = new Map<string, InlineValue>();
 
   constructor(options: DynamoDBSaverOptions) {
     super(options.serde);
@@ -268,62 +276,80 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     }
 
     const pk = buildPk(this.tenantId, threadId);
+    this.putsInProgress.set(pk, (this.putsInProgress.get(pk) ?? 0) + 1);
     this.extendHold(pk); // this thread's puts are progressing: keep its held writes waiting for them
-    const [thread, parentLocations] = await Promise.all([
-      this.ensureWritable(threadId),
-      parentId
-        ? this.readLocations(threadId, namespace, parentId)
-        : Promise.resolve<Record<string, string>>({}),
-    ]);
+    try {
+      const [thread, parentLocations] = await Promise.all([
+        this.ensureWritable(threadId),
+        parentId
+          ? this.readLocations(threadId, namespace, parentId)
+          : Promise.resolve<Record<string, string>>({}),
+      ]);
 
-    const sk = buildCheckpointSk(namespace, checkpointId);
-    const item: CheckpointItem = {
-      pk,
-      sk,
-      k: ITEM_KIND.checkpoint,
-      g: thread.generation,
-      cp: encodeValue(checkpointType, checkpointBytes, this.compression),
-      md: encodeValue(metadataType, metadataBytes, this.compression),
-      loc: {},
-      vals: {},
-      big: {},
-    };
-    if (parentId) item.p = parentId;
-    const newChannels = new Set(Object.keys(newVersions));
-    for (const channel of Object.keys(checkpoint.channel_versions)) {
-      const inherited = parentLocations[channel];
-      if (!newChannels.has(channel) && inherited !== undefined) item.loc[channel] = inherited;
-    }
-    const chunks: ChunkItem[] = [];
-    let inlineBytes = 0;
-    for (const value of newValues) {
-      const encoded = encodeValue(value.type, value.bytes, this.compression);
-      item.loc[value.channel] = checkpointId;
-      const size = encoded.v.byteLength;
-      if (size <= MAX_INLINE_VALUE_BYTES && inlineBytes + size <= MAX_INLINE_TOTAL_BYTES) {
-        inlineBytes += size;
-        item.vals[value.channel] = { ...encoded, ver: value.version };
-      } else {
-        const parts = splitChunks(encoded.v).map((d, n) =>
-          chunkItem(pk, buildChunkSk(sk, value.channel, n), thread, d),
-        );
-        chunks.push(...parts);
-        item.big[value.channel] = {
-          ver: value.version,
-          t: encoded.t,
-          z: encoded.z,
-          n: parts.length,
-        };
+      const sk = buildCheckpointSk(namespace, checkpointId);
+      const item: CheckpointItem = {
+        pk,
+        sk,
+        k: ITEM_KIND.checkpoint,
+        g: thread.generation,
+        cp: encodeValue(checkpointType, checkpointBytes, this.compression),
+        md: encodeValue(metadataType, metadataBytes, this.compression),
+        loc: {},
+        vals: {},
+        big: {},
+      };
+      if (parentId) item.p = parentId;
+      const newChannels = new Set(Object.keys(newVersions));
+      let copiedBytes = 0;
+      for (const [channel, version] of Object.entries(checkpoint.channel_versions)) {
+        const inherited = parentLocations[channel];
+        if (newChannels.has(channel) || inherited === undefined) continue;
+        // A small unchanged value this instance already holds rides along, so reading this checkpoint
+        // (a resume) needs no fetch of the ancestor item; larger ones stay where they are.
+        const small = this.smallValues.get(smallValueKey(pk, namespace, channel, String(version)));
+        if (small && copiedBytes + small.v.byteLength <= MAX_COPIED_BYTES) {
+          copiedBytes += small.v.byteLength;
+          item.vals[channel] = small;
+        } else {
+          item.loc[channel] = inherited;
+        }
       }
+      const chunks: ChunkItem[] = [];
+      let inlineBytes = 0;
+      for (const value of newValues) {
+        const encoded = encodeValue(value.type, value.bytes, this.compression);
+        const size = encoded.v.byteLength;
+        if (size <= MAX_INLINE_VALUE_BYTES && inlineBytes + size <= MAX_INLINE_TOTAL_BYTES) {
+          inlineBytes += size;
+          item.vals[value.channel] = { ...encoded, ver: value.version };
+          this.rememberSmallValue(pk, namespace, value.channel, item.vals[value.channel]!);
+        } else {
+          const parts = splitChunks(encoded.v).map((d, n) =>
+            chunkItem(pk, buildChunkSk(sk, value.channel, n), thread, d),
+          );
+          chunks.push(...parts);
+          item.big[value.channel] = {
+            ver: value.version,
+            t: encoded.t,
+            z: encoded.z,
+            n: parts.length,
+          };
+        }
+      }
+      // Chunks first, then the checkpoint item that references them: the commit point.
+      if (chunks.length > 0)
+        await batchWriteAll(this.client, this.tableName, chunks.map(putRequest));
+      const key = checkpointKey(pk, sk);
+      this.markKnown(key);
+      this.releaseHeldWrites(key);
+      this.extendHold(pk);
+      await this.buffer.submit({ kind: "checkpoint", item });
+      this.rememberLocations(threadId, namespace, checkpointId, locationsOf(item, checkpointId));
+    } finally {
+      const remaining = (this.putsInProgress.get(pk) ?? 1) - 1;
+      if (remaining > 0) this.putsInProgress.set(pk, remaining);
+      else this.putsInProgress.delete(pk);
     }
-    // Chunks first, then the checkpoint item that references them: the commit point.
-    if (chunks.length > 0) await batchWriteAll(this.client, this.tableName, chunks.map(putRequest));
-    const key = checkpointKey(pk, sk);
-    this.markKnown(key);
-    this.releaseHeldWrites(key);
-    this.extendHold(pk);
-    await this.buffer.submit({ kind: "checkpoint", item });
-    this.rememberLocations(threadId, namespace, checkpointId, item.loc);
     return {
       configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpointId },
     };
@@ -464,6 +490,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       pk,
       setTimeout(() => {
         this.holdTimers.delete(pk);
+        // A put of this thread still on its way (a slow first request): its writes keep waiting for it.
+        if ((this.putsInProgress.get(pk) ?? 0) > 0) return this.extendHold(pk);
         for (const key of [...this.heldWrites.keys()]) {
           if (key.startsWith(prefix)) this.releaseHeldWrites(key);
         }
@@ -478,6 +506,17 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     for (const { record, resolve, reject } of held) {
       this.buffer.submit(record).then(resolve, reject);
     }
+  }
+
+  private rememberSmallValue(
+    pk: string,
+    namespace: string,
+    channel: string,
+    value: InlineValue,
+  ): void {
+    if (value.v.byteLength > MAX_COPIED_VALUE_BYTES) return;
+    if (this.smallValues.size >= SMALL_VALUES_LIMIT) this.smallValues.clear();
+    this.smallValues.set(smallValueKey(pk, namespace, channel, value.ver), value);
   }
 
   private markKnown(key: string): void {
@@ -761,12 +800,12 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
             pk: buildPk(this.tenantId, threadId),
             sk: buildCheckpointSk(namespace, checkpointId),
           },
-          ProjectionExpression: "loc",
+          ProjectionExpression: "loc, vals, big",
           ConsistentRead: true,
         }),
       ),
     );
-    return (response.Item?.loc as Record<string, string> | undefined) ?? {};
+    return response.Item ? locationsOf(response.Item as CheckpointItem, checkpointId) : {};
   }
 
   private rememberLocations(
@@ -813,7 +852,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     const missingHolders = new Set<string>();
     for (const { group, checkpoint } of decoded) {
       for (const channel of Object.keys(checkpoint.channel_versions)) {
-        const holder = group.item.loc[channel];
+        const holder = holderOf(group, channel);
         if (holder === undefined) continue;
         const holderSk = buildCheckpointSk(group.namespace, holder);
         if (!holders.has(holderSk)) missingHolders.add(holderSk);
@@ -839,7 +878,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     };
     for (const { group, checkpoint } of decoded) {
       for (const channel of Object.keys(checkpoint.channel_versions)) {
-        const holder = group.item.loc[channel];
+        const holder = holderOf(group, channel);
         if (holder === undefined) continue;
         const holderItem = holders.get(buildCheckpointSk(group.namespace, holder));
         const big = holderItem?.big?.[channel];
@@ -864,13 +903,14 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       decoded.map(async ({ group, checkpoint }) => {
         const channelValues: Record<string, unknown> = {};
         for (const [channel, version] of Object.entries(checkpoint.channel_versions)) {
-          const holder = group.item.loc[channel];
+          const holder = holderOf(group, channel);
           if (holder === undefined) continue;
           const holderItem = holders.get(buildCheckpointSk(group.namespace, holder));
           if (!holderItem || holderItem.g !== group.item.g) continue;
           const inline: InlineValue | undefined = holderItem.vals?.[channel];
           const big: ChunkedValue | undefined = holderItem.big?.[channel];
           if (inline && inline.ver === String(version)) {
+            this.rememberSmallValue(pk, group.namespace, channel, inline);
             channelValues[channel] = await this.decode(inline);
           } else if (big && big.ver === String(version)) {
             const bytes = joinChunks(holderItem.sk, channel, big.n, chunkData);
@@ -908,7 +948,12 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
             },
           };
         }
-        this.rememberLocations(threadId, group.namespace, group.checkpointId, group.item.loc);
+        this.rememberLocations(
+          threadId,
+          group.namespace,
+          group.checkpointId,
+          locationsOf(group.item, group.checkpointId),
+        );
         return tuple;
       }),
     );
@@ -1013,11 +1058,13 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
         KeyConditionExpression: "#tenant = :tenant",
         ExpressionAttributeNames: { "#tenant": THREADS_BY_TENANT_INDEX.partitionKey },
         ExpressionAttributeValues: { ":tenant": this.tenantId },
-        ProjectionExpression: "thread_id",
         ScanIndexForward: false,
         ExclusiveStartKey: startKey,
       });
-      for (const item of page.Items ?? []) yield String(item.thread_id);
+      for (const item of page.Items ?? []) {
+        const threadId = parsePk(this.tenantId, String(item.pk));
+        if (threadId !== undefined) yield threadId;
+      }
       startKey = page.LastEvaluatedKey;
     } while (startKey);
   }
@@ -1095,6 +1142,27 @@ interface HeldWrite {
   record: Extract<PendingRecord, { kind: "writes" }>;
   resolve: () => void;
   reject: (error: unknown) => void;
+}
+
+/** Where each channel's value lives: this checkpoint's own item for its inline or chunked values, else `loc`. */
+function locationsOf(
+  item: Pick<CheckpointItem, "loc" | "vals" | "big">,
+  checkpointId: string,
+): Record<string, string> {
+  const locations: Record<string, string> = { ...item.loc };
+  for (const channel of [...Object.keys(item.vals ?? {}), ...Object.keys(item.big ?? {})]) {
+    locations[channel] = checkpointId;
+  }
+  return locations;
+}
+
+function holderOf(group: CheckpointGroup, channel: string): string | undefined {
+  if (group.item.vals?.[channel] || group.item.big?.[channel]) return group.checkpointId;
+  return group.item.loc?.[channel];
+}
+
+function smallValueKey(pk: string, namespace: string, channel: string, version: string): string {
+  return `${pk}\u0000${namespace}\u0000${channel}\u0000${version}`;
 }
 
 function checkpointKey(pk: string, sk: string): string {
