@@ -61,6 +61,8 @@ export interface WritesCommit {
  */
 export class BoundedThreadStore {
   private readonly threads = new Map<string, ThreadRecord>();
+  /** The thread at the most-recently-used end of `threads`, if known. */
+  private newest: ThreadRecord | undefined = undefined;
   private readonly idleTtlMs: number;
   private totalBytes = 0;
   private namespaceCount = 0;
@@ -190,11 +192,17 @@ export class BoundedThreadStore {
 
     const target = this.claimThread(thread, commit.threadId, now, delta);
     const record = namespace ?? this.addNamespace(target, commit.namespace);
-    let writes = stored;
-    if (writes === undefined) record.writes.set(commit.checkpointId, (writes = []));
-    for (const { write, replaces } of accepted) {
-      if (replaces >= 0) writes[replaces] = write;
-      else writes.push(write);
+    if (stored === undefined) {
+      // Sized to fit: an empty array that is pushed to reserves room for 17.
+      record.writes.set(
+        commit.checkpointId,
+        accepted.map(({ write }) => write),
+      );
+    } else {
+      for (const { write, replaces } of accepted) {
+        if (replaces >= 0) stored[replaces] = write;
+        else stored.push(write);
+      }
     }
     target.writeCount += added;
     this.writeCount += added;
@@ -279,6 +287,7 @@ export class BoundedThreadStore {
       }
       thread = new ThreadRecord(threadId, now);
       this.threads.set(threadId, thread);
+      this.newest = thread;
     } else {
       this.touch(thread, now);
     }
@@ -300,12 +309,15 @@ export class BoundedThreadStore {
 
   private touch(thread: ThreadRecord, now: number): void {
     thread.lastUsedAt = now;
+    if (thread === this.newest) return; // already at the end: a run's put, writes and reads hit one thread
     // Re-inserting moves the thread to the most-recently-used end of the Map's order.
     this.threads.delete(thread.threadId);
     this.threads.set(thread.threadId, thread);
+    this.newest = thread;
   }
 
   private remove(thread: ThreadRecord): void {
+    if (thread === this.newest) this.newest = undefined;
     this.threads.delete(thread.threadId);
     this.totalBytes -= thread.bytes;
     this.namespaceCount -= thread.namespaces.size;
