@@ -26,18 +26,27 @@ export const TABLE_KEYS = {
 /** DynamoDB TTL attribute (epoch seconds). Only thread records carry it: threads expire whole. */
 export const TTL_ATTRIBUTE = "ttl";
 
-/** Lists a tenant's threads, most recently updated first (`list()` without a thread id, `threads/search`). */
+/**
+ * Lists a tenant's threads, newest first (`list()` without a thread id, `threads/search`). Keys only, on a key
+ * that never changes: after a thread's creation, no write to its record costs an index write here.
+ */
 export const THREADS_BY_TENANT_INDEX = {
   name: "threads-by-tenant",
   partitionKey: "tenant",
-  sortKey: "updated_at",
+  sortKey: "created_at",
+  projection: "KEYS_ONLY",
 } as const;
 
-/** The approvals inbox: a tenant's threads in one status (`<tenant>#<STATUS>`), most recently updated first. */
+/**
+ * The approvals inbox: a tenant's threads that wait for a person (`<tenant>#PAUSED_FOR_HUMAN`, and
+ * `<tenant>#ERROR`), most recently updated first, with their pending interrupts. Sparse: only those statuses set
+ * `tenant_status`, so running and completed threads cost no index writes.
+ */
 export const THREADS_BY_STATUS_INDEX = {
   name: "threads-by-status",
   partitionKey: "tenant_status",
   sortKey: "updated_at",
+  projection: "ALL",
 } as const;
 
 export interface AttributeDefinition {
@@ -49,7 +58,7 @@ export interface GlobalSecondaryIndexDefinition {
   name: string;
   partitionKey: string;
   sortKey: string;
-  projection: "ALL";
+  projection: "ALL" | "KEYS_ONLY";
 }
 
 export interface TableDefinition {
@@ -71,11 +80,9 @@ export const TABLE_DEFINITION: TableDefinition = {
     { name: THREADS_BY_TENANT_INDEX.partitionKey, type: "S" },
     { name: THREADS_BY_STATUS_INDEX.partitionKey, type: "S" },
     { name: THREADS_BY_TENANT_INDEX.sortKey, type: "N" },
+    { name: THREADS_BY_STATUS_INDEX.sortKey, type: "N" },
   ],
-  globalSecondaryIndexes: [
-    { ...THREADS_BY_TENANT_INDEX, projection: "ALL" },
-    { ...THREADS_BY_STATUS_INDEX, projection: "ALL" },
-  ],
+  globalSecondaryIndexes: [{ ...THREADS_BY_TENANT_INDEX }, { ...THREADS_BY_STATUS_INDEX }],
   ttlAttribute: TTL_ATTRIBUTE,
   streamViewType: "KEYS_ONLY",
 };

@@ -8,10 +8,13 @@ import { InvalidIdentifierError } from "../../shared/errors";
 export const THREAD_STATUSES = ["RUNNING", "PAUSED_FOR_HUMAN", "COMPLETED", "ERROR"] as const;
 export type ThreadStatus = (typeof THREAD_STATUSES)[number];
 
+/** Statuses that wait for a person, served by the threads-by-status index (the approvals inbox). */
+export const INBOX_STATUSES: readonly ThreadStatus[] = ["PAUSED_FOR_HUMAN", "ERROR"];
+
 export const THREAD_ATTRIBUTES = {
   /** Tenant id (partition key of the threads-by-tenant index). */
   tenant: "tenant",
-  /** `<tenant>#<STATUS>` (partition key of the threads-by-status index). */
+  /** `<tenant>#<STATUS>` for statuses in INBOX_STATUSES only (partition key of the sparse inbox index). */
   tenantStatus: "tenant_status",
   /** The thread id, unescaped. */
   threadId: "thread_id",

@@ -8,6 +8,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { buildPk, THREAD_RECORD_SK } from "../../checkpoint/dynamodb/keys";
+import { batchGetAll } from "../../checkpoint/dynamodb/retry";
 import {
   TABLE_KEYS,
   THREADS_BY_STATUS_INDEX,
@@ -17,6 +18,7 @@ import {
   buildStatusUpdate,
   buildTenantStatus,
   buildThreadTouch,
+  INBOX_STATUSES,
   renderUpdate,
   THREAD_ATTRIBUTES as A,
   THREAD_STATUSES,
@@ -211,10 +213,14 @@ export class DynamoDBThreadStore implements ThreadStore {
     }
   }
 
+  /**
+   * The inbox statuses are served by the sparse status index (records included). Other searches walk the
+   * keys-only tenant index, newest thread first, and read the records by key, consistently.
+   */
   async search(input: SearchThreadsInput): Promise<ThreadRecord[]> {
-    const index = input.status === undefined ? THREADS_BY_TENANT_INDEX : THREADS_BY_STATUS_INDEX;
-    const partition =
-      input.status === undefined ? input.tenantId : buildTenantStatus(input.tenantId, input.status);
+    const inbox = input.status !== undefined && INBOX_STATUSES.includes(input.status);
+    const index = inbox ? THREADS_BY_STATUS_INDEX : THREADS_BY_TENANT_INDEX;
+    const partition = inbox ? buildTenantStatus(input.tenantId, input.status!) : input.tenantId;
     const wanted = input.offset + input.limit;
     const now = Date.now();
     const found: ThreadRecord[] = [];
@@ -228,17 +234,35 @@ export class DynamoDBThreadStore implements ThreadStore {
           ExpressionAttributeNames: { "#partition": index.partitionKey },
           ExpressionAttributeValues: { ":partition": partition },
           ScanIndexForward: false,
-          // A few extra for records that turn out expired (TTL deletion lags).
-          Limit: Math.min(wanted - found.length + 5, 1000),
+          // A few extra for records that turn out expired (TTL deletion lags) or in another status.
+          Limit: Math.min(wanted - found.length + 5, 100),
           ExclusiveStartKey: startKey,
         }),
       );
-      for (const item of page.Items ?? []) {
-        if (!isExpired(item, now)) found.push(toRecord(item));
+      const items = inbox ? (page.Items ?? []) : await this.readRecords(page.Items ?? []);
+      for (const item of items) {
+        if (isExpired(item, now)) continue;
+        const record = toRecord(item);
+        if (input.status === undefined || record.status === input.status) found.push(record);
       }
       startKey = page.LastEvaluatedKey;
     } while (startKey && found.length < wanted);
     return found.slice(input.offset, wanted);
+  }
+
+  /** The records behind keys-only index entries, in the entries' order. */
+  private async readRecords(keys: Item[]): Promise<Item[]> {
+    if (keys.length === 0) return [];
+    const records = await batchGetAll(
+      this.client,
+      this.tableName,
+      keys.map((key) => ({ [TABLE_KEYS.partitionKey]: key.pk, [TABLE_KEYS.sortKey]: key.sk })),
+    );
+    const byPk = new Map(records.map((record) => [String(record.pk), record]));
+    return keys.flatMap((key): Item[] => {
+      const record = byPk.get(String(key.pk));
+      return record ? [record] : [];
+    });
   }
 
   async delete(tenantId: string, threadId: string, now: number): Promise<boolean> {
