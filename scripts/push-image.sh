@@ -59,6 +59,12 @@ if [ -z "$tag" ]; then
   commit="$(git -C "$context" rev-parse --short=12 HEAD 2>/dev/null)" ||
     fail "Invalid --tag: expected a value (no git commit to derive one from), got nothing"
   tag="git-$commit"
+  # A tag names one image forever (immutable ECR tags): uncommitted build inputs would make git-<commit> lie.
+  if [ -n "$(git -C "$context" status --porcelain -- Dockerfile .dockerignore package.json package-lock.json \
+    tsconfig.json src image scripts/build-image.ts 2>/dev/null)" ]; then
+    message="Invalid --tag: expected a value when build inputs have uncommitted changes ($tag would not describe the image), got nothing"
+    if [ "$dry_run" = 1 ]; then echo "warning: $message" >&2; else fail "$message"; fi
+  fi
 fi
 if [[ ! "$tag" =~ ^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$ ]]; then
   fail "Invalid --tag: expected letters, digits, '.', '_' or '-' (at most 128), got '$tag'"

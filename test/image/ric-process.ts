@@ -17,9 +17,11 @@ export function imageNodeBinary(): string | undefined {
 
 export interface RicProcess {
   child: ChildProcess;
-  /** Everything the process wrote (stdout and stderr interleaved). */
+  /** Everything the process wrote so far (stdout and stderr interleaved). */
   output(): string;
-  /** Resolves with the exit code (or signal) once the process is gone. */
+  /** Resolves with the output once it matches (pipes deliver after the Runtime API has the response). */
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves with the exit code (or signal) once the process is gone and its output read. */
   exited: Promise<number | NodeJS.Signals | null>;
   /** SIGKILL, like Lambda reclaiming an idle execution environment; resolves once it is gone. */
   kill(): Promise<void>;
@@ -58,11 +60,22 @@ export function startRic(options: StartRicOptions): RicProcess {
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   const exited = new Promise<number | NodeJS.Signals | null>((resolveExit) => {
-    child.once("exit", (code, signal) => resolveExit(code ?? signal));
+    // `close`, not `exit`: it fires once the output pipes are drained too.
+    child.once("close", (code, signal) => resolveExit(code ?? signal));
   });
   return {
     child,
     output: () => output,
+    async waitForOutput(pattern, timeoutMs = 5_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(output)) {
+        if (Date.now() > deadline) {
+          throw new Error(`no output matching ${pattern} within ${timeoutMs} ms:\n${output}`);
+        }
+        await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+      }
+      return output;
+    },
     exited,
     async kill() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
