@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { cpSync, mkdirSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -116,6 +116,17 @@ describeWithImageNode(
     it(`runs on Node ${IMAGE_NODE_MAJOR}, the Dockerfile's Node major`, () => {
       expect(execFileSync(node!, ["--version"], { encoding: "utf8" })).toMatch(
         new RegExp(`^v${IMAGE_NODE_MAJOR}\\.`),
+      );
+    });
+
+    it("refuses to start without a handler command, saying what it expected", () => {
+      const result = spawnSync(node!, [join(taskRoot.dir, BOOTSTRAP_FILE)], {
+        env: { PATH: "/usr/bin:/bin" },
+        encoding: "utf8",
+      });
+      expect(result.status).toBe(2);
+      expect(result.stderr.trim()).toBe(
+        "Invalid command: expected a handler such as index.handler or cleaner.handler, got nothing",
       );
     });
 
