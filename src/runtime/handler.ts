@@ -18,6 +18,7 @@ import { GraphRegistry } from "./graph-registry";
 import { HttpError, json, matchRoute, parseBody, type HttpEvent, type HttpResult } from "./http";
 import { createLogger, RunMetrics, stdoutSink, type MetricsSink } from "./observability";
 import type { RequestLogFields, RouteContext, RouteHandler } from "./route-context";
+import { ROUTES } from "./routes";
 import { RequestScope } from "./scoped-checkpointer";
 import * as server from "./server-face";
 import * as simple from "./simple-face";
@@ -68,7 +69,7 @@ export interface HandlerOptions {
 
 export type ApiHandler = (event: HttpEvent, context?: HandlerContext) => Promise<HttpResult>;
 
-const ROUTE_HANDLERS: Record<string, RouteHandler> = {
+export const ROUTE_HANDLERS: Readonly<Record<string, RouteHandler>> = {
   "POST /invoke": simple.invoke,
   "GET /threads/{thread_id}/status": simple.threadStatus,
   "POST /threads": server.createThread,
@@ -81,6 +82,19 @@ const ROUTE_HANDLERS: Record<string, RouteHandler> = {
   "GET /assistants/{assistant_id}": server.getAssistant,
   "POST /assistants/search": server.searchAssistants,
 };
+
+// ROUTES feeds API Gateway: a route without a handler (or the reverse) is a bug caught at container init.
+for (const route of ROUTES) {
+  if (!ROUTE_HANDLERS[`${route.method} ${route.path}`]) {
+    throw new InvalidConfigurationError(
+      "ROUTES",
+      `expected a handler for ${route.method} ${route.path}`,
+    );
+  }
+}
+if (Object.keys(ROUTE_HANDLERS).length !== ROUTES.length) {
+  throw new InvalidConfigurationError("ROUTES", "expected one entry per served route");
+}
 
 const SDK_FACE = (routeKey: string) =>
   !routeKey.startsWith("POST /invoke") && !routeKey.endsWith("/status");

@@ -57,11 +57,16 @@ describe("run lease on DynamoDB Local", () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
+    let entered: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
     const State = Annotation.Root({ n: Annotation<number>() });
     const handler = createHandler({
       graph: ({ checkpointer }) =>
         new StateGraph(State)
           .addNode("wait", async () => {
+            entered();
             await gate;
             return { n: 1 };
           })
@@ -79,8 +84,8 @@ describe("run lease on DynamoDB Local", () => {
         tenantId: "tenant-busy",
       });
     const first = handler(event());
-    // Let the first run take the lease and reach the gate.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The first run holds the lease while its node waits at the gate.
+    await running;
     const second = await handler(event());
     expect(second.statusCode).toBe(409);
     expect(JSON.parse(second.body!).detail).toMatch(/busy/);

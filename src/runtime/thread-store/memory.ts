@@ -129,6 +129,12 @@ export class InMemoryThreadStore implements ThreadStore {
   }
 }
 
+/** Callers get copies, so nothing outside the store can change a stored record (values are JSON data). */
 function copy(record: ThreadRecord): ThreadRecord {
-  return structuredClone(record);
+  return {
+    ...record,
+    nextNodes: [...record.nextNodes],
+    interrupts: record.interrupts.map((item) => ({ ...item })),
+    metadata: { ...record.metadata },
+  };
 }
