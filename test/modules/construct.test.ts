@@ -12,9 +12,11 @@ import { InvalidConfigurationError } from "../../src/shared/errors";
 import { MemoryTable } from "../../modules/construct/memory-table";
 import type { MemoryTableProps } from "../../modules/construct/props";
 import { policyStatements, expectSecurityBar } from "./support/security-bar";
+import { useScratchOutdir } from "./support/outdir";
 import { onlyResource, ref, resourcesOf, synthesize } from "./support/synthesized";
 
 Testing.setupJest();
+const outdir = useScratchOutdir();
 
 const IMAGE_URI =
   "123456789012.dkr.ecr.eu-west-1.amazonaws.com/memory-table@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -23,7 +25,7 @@ function build(props: Partial<MemoryTableProps> = {}): {
   stack: TerraformStack;
   construct: MemoryTable;
 } {
-  const stack = new TerraformStack(Testing.app(), "test");
+  const stack = new TerraformStack(Testing.app({ outdir: outdir() }), "test");
   new AwsProvider(stack, "aws", { region: "eu-west-1" });
   const construct = new MemoryTable(stack, "agents", {
     name: "agents",
@@ -287,7 +289,7 @@ describe("MemoryTable construct (synth)", () => {
   ] as [Partial<MemoryTableProps>, RegExp][])(
     "rejects %j before creating anything",
     (props, message) => {
-      const stack = new TerraformStack(Testing.app(), "test");
+      const stack = new TerraformStack(Testing.app({ outdir: outdir() }), "test");
       const create = () =>
         new MemoryTable(stack, "agents", { name: "agents", imageUri: IMAGE_URI, ...props });
       expect(create).toThrow(InvalidConfigurationError);

@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Testing } from "../../modules/cdktf";
 import {
@@ -10,6 +9,7 @@ import {
 import { buildApp, MODULE_DIR, renderModuleFiles } from "../../modules/synth";
 import { routeId } from "../../modules/construct/api";
 import { ROUTES } from "../../src/runtime/routes";
+import { useScratchOutdir } from "./support/outdir";
 import { expectSecurityBar } from "./support/security-bar";
 import { synthesize } from "./support/synthesized";
 
@@ -46,7 +46,8 @@ const STABLE_ADDRESSES = [
   "data.aws_region.environment_region",
 ];
 
-const build = () => new ModuleStack(Testing.app(), "memory-table-module");
+const outdir = useScratchOutdir();
+const build = () => new ModuleStack(Testing.app({ outdir: outdir() }), "memory-table-module");
 
 describe("HCL module stack (synth)", () => {
   it("meets the security bar, with exact IAM actions per role, through its variables", () => {
@@ -169,7 +170,7 @@ describe("HCL module stack (synth)", () => {
 
 describe("example stack (synth)", () => {
   it("uses the construct directly and meets the security bar", () => {
-    const { exampleStack } = buildApp(mkdtempSync(join(tmpdir(), "memory-table-example-")));
+    const { exampleStack } = buildApp(outdir());
     expectSecurityBar(synthesize(exampleStack));
   });
 });
