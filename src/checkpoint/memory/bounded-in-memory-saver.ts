@@ -31,6 +31,7 @@ import { sortWrites, writeIndex } from "./pending-writes";
 import type {
   NamespaceRecord,
   SerializedValue,
+  StoredPayload,
   StoredCheckpoint,
   StoredWrite,
 } from "./stored-records";
@@ -326,11 +327,10 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
   }
 
   /** Channel values from the flat `[channel, blob, ...]` list of a stored checkpoint. */
-  private async loadValues(
-    flat: ReadonlyArray<string | SerializedValue>,
-  ): Promise<Record<string, unknown>> {
+  private async loadValues(flat: readonly StoredPayload[]): Promise<Record<string, unknown>> {
+    // Even positions hold channel names, odd ones their payloads.
     const loaded = await Promise.all(
-      flat.map((entry) => (typeof entry === "string" ? entry : this.load(entry))),
+      flat.map((entry, index) => (index % 2 === 0 ? entry : this.load(entry))),
     );
     const entries: Array<[string, unknown]> = [];
     for (let index = 0; index < loaded.length; index += 2) {
@@ -349,7 +349,8 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
     return { type, data: bytes === value ? bytes.slice() : bytes, size: bytes.byteLength };
   }
 
-  private load(value: SerializedValue): Promise<unknown> {
+  private load(value: StoredPayload): Promise<unknown> {
+    if (typeof value === "string") return this.serde.loadsTyped("json", value);
     return this.serde.loadsTyped(value.type, value.data);
   }
 

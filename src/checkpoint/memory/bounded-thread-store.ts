@@ -4,8 +4,10 @@ import { findWrite } from "./pending-writes";
 import {
   NamespaceRecord,
   ThreadRecord,
+  compactPayload,
   serializedSize,
   type SerializedValue,
+  type StoredPayload,
   type StoredWrite,
 } from "./stored-records";
 
@@ -133,16 +135,16 @@ export class BoundedThreadStore {
     for (const blob of freshBlobs) {
       let versions = record.blobs.get(blob.channel);
       if (versions === undefined) record.blobs.set(blob.channel, (versions = new Map()));
-      versions.set(blob.version, blob.value);
+      versions.set(blob.version, compactPayload(blob.value));
     }
-    const values: Array<string | SerializedValue> = [];
+    const values: StoredPayload[] = [];
     for (const [channel, version] of commit.channelVersions) {
       const value = record.blobs.get(channel)?.get(version);
       if (value !== undefined) values.push(channel, value);
     }
     record.checkpoints.set(commit.checkpointId, {
-      checkpoint: commit.checkpoint,
-      metadata: commit.metadata,
+      checkpoint: compactPayload(commit.checkpoint),
+      metadata: compactPayload(commit.metadata),
       parentId: commit.parentId,
       formatVersion: commit.formatVersion,
       values,
