@@ -30,7 +30,7 @@ describe("dev server and token commands", () => {
   });
 
   it("starts on 127.0.0.1, prints the URL, a demo token and curl lines that work", async () => {
-    const env = { ...process.env, PORT: "0" };
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: "0" };
     delete env.TABLE_NAME;
     child = spawn(TSX, ["scripts/dev-server.ts"], {
       cwd: ROOT,
