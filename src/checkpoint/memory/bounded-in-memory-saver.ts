@@ -12,6 +12,7 @@ import {
   type CheckpointMetadata,
   type CheckpointPendingWrite,
   type CheckpointTuple,
+  type DeltaChannelHistory,
   type PendingWrite,
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
@@ -257,6 +258,67 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
         ...values[position]!,
       })),
     });
+  }
+
+  /**
+   * The parent-chain walk of the base class, on stored records: ancestors' writes and seed blobs are picked up
+   * synchronously (one consistent view) and only the requested channels are deserialized, never whole checkpoints.
+   */
+  override async getDeltaChannelHistory(options: {
+    config: RunnableConfig;
+    channels: string[];
+  }): Promise<Record<string, DeltaChannelHistory>> {
+    const { config, channels } = options;
+    if (channels.length === 0) return {};
+    const collected = new Map<string, StoredWrite[]>(channels.map((channel) => [channel, []]));
+    const seeds = new Map<string, StoredPayload>();
+    const rawThreadId: unknown = config.configurable?.thread_id;
+    if (rawThreadId !== undefined) {
+      const threadId = this.identifier("thread_id", rawThreadId);
+      const namespace = this.namespace(config.configurable?.checkpoint_ns ?? "");
+      const requestedId = getCheckpointId(config);
+      if (requestedId) this.identifier("checkpoint_id", requestedId);
+      const record = this.store.readThread(threadId)?.namespaces.get(namespace);
+      const targetId = requestedId || record?.latestId;
+      const remaining = new Set(channels);
+      let cursor = targetId === undefined ? undefined : record?.checkpoints.get(targetId)?.parentId;
+      while (record !== undefined && cursor !== undefined && remaining.size > 0) {
+        const ancestor = record.checkpoints.get(cursor);
+        if (ancestor === undefined) break;
+        // Newest first while walking up; reversed once at the end into oldest-to-newest order.
+        const writes = sortWrites(record.writes.get(cursor) ?? []);
+        for (let index = writes.length - 1; index >= 0; index -= 1) {
+          const write = writes[index]!;
+          if (remaining.has(write.channel)) collected.get(write.channel)!.push(write);
+        }
+        for (let index = 0; index < ancestor.values.length; index += 2) {
+          const channel = ancestor.values[index] as string;
+          if (!remaining.has(channel)) continue;
+          seeds.set(channel, ancestor.values[index + 1]!);
+          remaining.delete(channel);
+        }
+        cursor = ancestor.parentId;
+      }
+    }
+
+    const entries = await Promise.all(
+      channels.map(async (channel): Promise<[string, DeltaChannelHistory]> => {
+        const writes = [...collected.get(channel)!].reverse();
+        const history: DeltaChannelHistory = {
+          writes: await Promise.all(
+            writes.map(async (write): Promise<CheckpointPendingWrite> => [
+              write.taskId,
+              write.channel,
+              await this.load(write),
+            ]),
+          ),
+        };
+        const seed = seeds.get(channel);
+        if (seed !== undefined) history.seed = await this.load(seed);
+        return [channel, history];
+      }),
+    );
+    return Object.fromEntries(entries);
   }
 
   async deleteThread(threadId: string): Promise<void> {
