@@ -6,6 +6,7 @@ import type { ThreadStatus } from "../checkpoint/dynamodb/thread-record";
 import {
   CheckpointerRequiredError,
   NothingToResumeError,
+  ThreadExpiredError,
   ThreadNotFoundError,
 } from "../shared/errors";
 import type { GraphRegistry } from "./graph-registry";
@@ -106,20 +107,23 @@ export class RunEngine {
     const scope = this.tenant(request.tenantId);
     const owner = randomUUID();
     const now = Date.now();
-    const previous = await store.acquireLease({
-      tenantId: request.tenantId,
-      threadId: request.threadId,
-      owner,
-      expiresAt: now + request.remainingMs,
-      now,
-      mode:
-        request.kind === "resume"
-          ? "resume"
-          : request.createIfMissing
-            ? "start-or-create"
-            : "start",
-      assistantId: request.assistantId,
-    });
+    const mode =
+      request.kind === "resume" ? "resume" : request.createIfMissing ? "start-or-create" : "start";
+    const previous = await this.replacingExpired(
+      scope,
+      request.threadId,
+      mode === "start-or-create",
+      () =>
+        store.acquireLease({
+          tenantId: request.tenantId,
+          threadId: request.threadId,
+          owner,
+          expiresAt: now + request.remainingMs,
+          now,
+          mode,
+          assistantId: request.assistantId,
+        }),
+    );
     if (store.ttlSeconds !== undefined) {
       // The lease write renewed the record's expiry: the saver need not renew it again in this request.
       const saver = scope.saver as
@@ -165,6 +169,25 @@ export class RunEngine {
       if (!released) {
         this.options.logger.warn({ thread: request.threadId }, "run lease was lost before release");
       }
+    }
+  }
+
+  /**
+   * Runs `write`; when it finds the thread expired but not yet removed by DynamoDB TTL and `replace` is set,
+   * removes the old thread's items through the saver and writes once more, so the id starts a fresh thread.
+   */
+  async replacingExpired<T>(
+    scope: TenantScope,
+    threadId: string,
+    replace: boolean,
+    write: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof ThreadExpiredError) || !replace || !scope.saver) throw error;
+      await scope.saver.deleteThread(scope.saverThreadId(threadId));
+      return write();
     }
   }
 

@@ -35,13 +35,17 @@ export const createThread: RouteHandler = async (context) => {
   }
   context.log.thread = threadId;
   const now = Date.now();
-  const record = await context.engine.store("Creating a thread").create({
-    tenantId: context.tenantId,
-    threadId,
-    metadata: withoutUndefined(metadata),
-    now,
-    ifExists,
-  });
+  const store = context.engine.store("Creating a thread");
+  const scope = context.engine.tenant(context.tenantId);
+  const record = await context.engine.replacingExpired(scope, threadId, true, () =>
+    store.create({
+      tenantId: context.tenantId,
+      threadId,
+      metadata: withoutUndefined(metadata),
+      now,
+      ifExists,
+    }),
+  );
   return json(200, threadJson(record, now, {}));
 };
 

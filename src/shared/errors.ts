@@ -88,6 +88,9 @@ export class ThreadNotFoundError extends RuntimeError {
   }
 }
 
+/** The thread's expiry passed (DynamoDB TTL deletes lazily): it is gone, and a new thread may reuse its id. */
+export class ThreadExpiredError extends ThreadNotFoundError {}
+
 /** Another run holds the thread's lease; nothing was run. */
 export class ThreadBusyError extends RuntimeError {
   constructor(readonly threadId: string) {

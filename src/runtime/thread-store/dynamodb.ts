@@ -29,6 +29,7 @@ import {
   NothingToResumeError,
   ThreadBusyError,
   ThreadExistsError,
+  ThreadExpiredError,
   ThreadNotFoundError,
 } from "../../shared/errors";
 import {
@@ -112,8 +113,11 @@ export class DynamoDBThreadStore implements ThreadStore {
       return toRecord(result.Attributes ?? {});
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
+      const item = fromAttributeValues(error.Item);
+      // An expired thread's items must go before its id is reused (the caller removes them and retries).
+      if (isExpired(item, input.now)) throw new ThreadExpiredError(input.threadId);
       if (input.ifExists === "raise") throw new ThreadExistsError(input.threadId);
-      return toRecord(fromAttributeValues(error.Item));
+      return toRecord(item);
     }
   }
 
@@ -135,11 +139,16 @@ export class DynamoDBThreadStore implements ThreadStore {
           ":expires": input.expiresAt,
           ":assistant": input.assistantId,
           ":paused": "PAUSED_FOR_HUMAN",
+          ":now_seconds": Math.floor(input.now / 1000),
         },
       },
     );
     // `:now` is the touch fragment's epoch-ms clock: a lease whose expiry passed is free.
-    const conditions = ["(attribute_not_exists(#owner) OR #expires < :now)"];
+    const conditions = [
+      "(attribute_not_exists(#owner) OR #expires < :now)",
+      // An expired record is a gone thread: never renew it (its old checkpoints would come back).
+      "(attribute_not_exists(#ttl) OR #ttl > :now_seconds)",
+    ];
     // DynamoDB rejects unused placeholders: drop the ones this mode's condition does not need.
     if (input.mode !== "start-or-create") conditions.push("attribute_exists(#pk)");
     else delete update.ExpressionAttributeNames["#pk"];
@@ -162,7 +171,8 @@ export class DynamoDBThreadStore implements ThreadStore {
       if (!isConditionFailure(error)) throw error;
       const item = fromAttributeValues(error.Item);
       const old = Object.keys(item).length > 0 ? toRecord(item) : undefined;
-      if (!old || isExpired(item, input.now)) throw new ThreadNotFoundError(input.threadId);
+      if (!old) throw new ThreadNotFoundError(input.threadId);
+      if (isExpired(item, input.now)) throw new ThreadExpiredError(input.threadId);
       if (isLeased(old, input.now)) throw new ThreadBusyError(input.threadId);
       throw new NothingToResumeError(input.threadId, "the thread is not paused at an interrupt");
     }
