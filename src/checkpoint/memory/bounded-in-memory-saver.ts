@@ -174,9 +174,13 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
 
     const { channel_values: channelValues = {}, ...withoutValues } = checkpoint;
     const values = channelValues as Record<string, unknown>;
-    const changed = Object.entries(newVersions ?? {}).filter(([channel]) => {
-      return values[channel] !== undefined;
-    });
+    if (newVersions !== undefined && (typeof newVersions !== "object" || newVersions === null)) {
+      throw new CheckpointStoreError(`Invalid newVersions: expected an object, got ${newVersions}`);
+    }
+    // Own properties only: a channel named like an Object.prototype member is just a channel.
+    const changed = Object.entries(newVersions ?? {}).filter(
+      ([channel]) => Object.hasOwn(values, channel) && values[channel] !== undefined,
+    );
     const channelVersions = Object.entries(checkpoint.channel_versions ?? {});
 
     const [serializedCheckpoint, serializedMetadata, ...blobs] = await Promise.all([
@@ -186,8 +190,9 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
     ]);
     let bytes = serializedCheckpoint!.size + serializedMetadata!.size;
     for (const blob of blobs) bytes += blob.size;
-    if (bytes > this.store.limits.maxCheckpointBytes)
+    if (bytes > this.store.limits.maxCheckpointBytes) {
       this.store.reject("maxCheckpointBytes", bytes);
+    }
 
     // From here to the return: no await, so the limit checks and the mutation are one atomic step.
     this.store.commitCheckpoint({
