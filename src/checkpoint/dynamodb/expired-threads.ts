@@ -1,7 +1,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { THREAD_RECORD_SK } from "./keys";
-import { removePartition, toDocumentClient } from "./saver";
+import { removePartition, toDocumentClient } from "./partition";
 import { THREAD_ATTRIBUTES } from "./thread-record";
 
 /**

@@ -5,7 +5,6 @@ import {
   DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
-  UpdateCommand,
   type QueryCommandInput,
 } from "@aws-sdk/lib-dynamodb";
 import type { RunnableConfig } from "@langchain/core/runnables";
@@ -57,17 +56,11 @@ import {
 } from "./keys";
 import { batchGetAll, batchWriteAll, withThrottlingRetry } from "./retry";
 import { THREADS_BY_TENANT_INDEX } from "./table-definition";
-import {
-  THREAD_ATTRIBUTES,
-  assertThreadStatus,
-  buildStatusUpdate,
-  buildThreadTouch,
-  emptyUpdate,
-  renderUpdate,
-  type ThreadStatus,
-  type UpdateFragment,
-} from "./thread-record";
-import { WriteBuffer } from "./write-buffer";
+import { assertThreadStatus, buildStatusUpdate, type ThreadStatus } from "./thread-record";
+import { chunkItem, joinChunks, putRequest, splitChunks } from "./chunks";
+import { GroupCommit } from "./group-commit";
+import { queryAll, removePartition, toDocumentClient } from "./partition";
+import { ThreadLifecycle, type ThreadState } from "./thread-lifecycle";
 
 export interface DynamoDBSaverOptions {
   /** Name of the Memory Table DynamoDB table. */
@@ -94,23 +87,13 @@ export const DEFAULT_MAX_CHECKPOINT_BYTES = 4 * 1024 * 1024;
 // A value larger than this (encoded) is stored as chunk items; the rest of an item stays far below 400 KB.
 const MAX_INLINE_VALUE_BYTES = 64 * 1024;
 const MAX_INLINE_TOTAL_BYTES = 256 * 1024;
-const CHUNK_BYTES = 320 * 1024;
 // First page of a latest-checkpoint Query: the thread record, a few pending writes and the checkpoint.
 const LATEST_PAGE_LIMIT = 3;
 const LINEAGE_CACHE_SIZE = 128;
-const RENEWAL_SLACK_SECONDS = 60 * 60;
-const HOLD_WRITES_MS = 200;
-const KNOWN_CHECKPOINTS_LIMIT = 10_000;
 // Unchanged values up to this size are copied into a child checkpoint item (at most MAX_COPIED_BYTES in all).
 const MAX_COPIED_VALUE_BYTES = 256;
 const MAX_COPIED_BYTES = 1024;
 const SMALL_VALUES_LIMIT = 10_000;
-
-interface ThreadState {
-  generation: string;
-  /** Epoch seconds. */
-  ttl: number;
-}
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Item = Record<string, any>;
@@ -134,19 +117,11 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   readonly maxCheckpointBytes: number;
   private readonly compression: Compression;
   private readonly client: DynamoDBDocumentClient;
-  private readonly buffer: WriteBuffer<PendingRecord>;
+  private readonly commits: GroupCommit;
   private readonly now: () => number;
-  private readonly threads = new Map<string, ThreadState>();
-  private readonly renewed = new Set<string>();
-  private readonly touches = new Map<string, Promise<ThreadState>>();
+  private readonly threads: ThreadLifecycle;
   private readonly lineage = new Map<string, Record<string, string>>();
   private sequence = 0;
-  /** Checkpoints this instance wrote or read: writes for them go out at once. */
-  private readonly knownCheckpoints = new Set<string>();
-  /** Writes for checkpoints whose `put` has not come yet, held to travel inside the checkpoint item. */
-  private readonly heldWrites = new Map<string, HeldWrite[]>();
-  private readonly holdTimers = new Map<string, NodeJS.Timeout>();
-  private readonly putsInProgress = new Map<string, number>();
   /** Small encoded values by (thread, namespace, channel, version), to copy into child checkpoints. */
   private readonly smallValues = new Map<string, InlineValue>();
 
@@ -168,7 +143,15 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     this.client = toDocumentClient(
       options.client ?? new DynamoDBClient(options.clientConfig ?? {}),
     );
-    this.buffer = new WriteBuffer(this.client, this.tableName, planItems);
+    this.commits = new GroupCommit(this.client, this.tableName);
+    this.threads = new ThreadLifecycle({
+      client: this.client,
+      tableName: this.tableName,
+      tenantId: this.tenantId,
+      ttlSeconds: this.ttlSeconds,
+      now: this.now,
+      removeThread: (threadId) => this.deleteThread(threadId),
+    });
   }
 
   // LangGraph types channel versions as numbers by default but compares them as strings or numbers alike;
@@ -179,9 +162,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
 
   /** The runtime renewed the thread record itself (with the lease): skip this instance's renewal write. */
   noteThreadExpiry(threadId: string, ttlEpochSeconds: number): void {
-    this.renewed.add(threadId);
-    const known = this.threads.get(threadId);
-    if (known) known.ttl = ttlEpochSeconds;
+    this.threads.noteRenewed(threadId, ttlEpochSeconds);
   }
 
   // ---------------------------------------------------------------- reads
@@ -276,11 +257,10 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     }
 
     const pk = buildPk(this.tenantId, threadId);
-    this.putsInProgress.set(pk, (this.putsInProgress.get(pk) ?? 0) + 1);
-    this.extendHold(pk); // this thread's puts are progressing: keep its held writes waiting for them
+    this.commits.beginPut(pk);
     try {
       const [thread, parentLocations] = await Promise.all([
-        this.ensureWritable(threadId),
+        this.threads.ensureWritable(threadId),
         parentId
           ? this.readLocations(threadId, namespace, parentId)
           : Promise.resolve<Record<string, string>>({}),
@@ -325,7 +305,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
           this.rememberSmallValue(pk, namespace, value.channel, item.vals[value.channel]!);
         } else {
           const parts = splitChunks(encoded.v).map((d, n) =>
-            chunkItem(pk, buildChunkSk(sk, value.channel, n), thread, d),
+            chunkItem(pk, buildChunkSk(sk, value.channel, n), thread.generation, d),
           );
           chunks.push(...parts);
           item.big[value.channel] = {
@@ -339,16 +319,10 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       // Chunks first, then the checkpoint item that references them: the commit point.
       if (chunks.length > 0)
         await batchWriteAll(this.client, this.tableName, chunks.map(putRequest));
-      const key = checkpointKey(pk, sk);
-      this.markKnown(key);
-      this.releaseHeldWrites(key);
-      this.extendHold(pk);
-      await this.buffer.submit({ kind: "checkpoint", item });
+      await this.commits.submitCheckpoint(item);
       this.rememberLocations(threadId, namespace, checkpointId, locationsOf(item, checkpointId));
     } finally {
-      const remaining = (this.putsInProgress.get(pk) ?? 1) - 1;
-      if (remaining > 0) this.putsInProgress.set(pk, remaining);
-      else this.putsInProgress.delete(pk);
+      this.commits.endPut(pk);
     }
     return {
       configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpointId },
@@ -385,7 +359,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
         return { channel, index: WRITES_IDX_MAP[channel] ?? position, type, bytes };
       }),
     );
-    const thread = await this.ensureWritable(threadId);
+    const thread = await this.threads.ensureWritable(threadId);
     const pk = buildPk(this.tenantId, threadId);
     const checkpointSk = buildCheckpointSk(namespace, checkpointId);
     const seq = this.nextSequence();
@@ -408,8 +382,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       inlineBytes <= MAX_INLINE_TOTAL_BYTES &&
       encoded.every(({ value }) => value.v.byteLength <= MAX_INLINE_VALUE_BYTES)
     ) {
-      await this.submitWrites({
-        kind: "writes",
+      await this.commits.submitWrites({
         pk,
         checkpointSk,
         writesSk: buildWritesSk(namespace, checkpointId, seq),
@@ -424,7 +397,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     const stored = encoded.map(({ write, value }, position): StoredWrite => {
       if (value.v.byteLength <= MAX_INLINE_VALUE_BYTES) return entry(write, value);
       const parts = splitChunks(value.v).map((d, n) =>
-        chunkItem(pk, buildChunkSk(sk, String(position), n), thread, d),
+        chunkItem(pk, buildChunkSk(sk, String(position), n), thread.generation, d),
       );
       chunks.push(...parts);
       const { v: _bytes, ...rest } = entry(write, value);
@@ -455,57 +428,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     if (nextNode !== undefined && typeof nextNode !== "string") {
       throw new TypeError("Invalid next node: expected a string");
     }
-    await this.touch(threadId, buildStatusUpdate(this.tenantId, status, nextNode));
-  }
-
-  // ---------------------------------------------------------------- group commit of writes
-
-  /**
-   * LangGraph runs a step's tasks while the `put` of their checkpoint still waits behind earlier puts, so their
-   * writes usually arrive first. Writes for a checkpoint this instance has not seen are held until its `put`
-   * and stored inside the checkpoint item: one item instead of two. The promise settles only once they are
-   * stored; if the `put` does not come within HOLD_WRITES_MS they go out on their own.
-   */
-  private submitWrites(record: Extract<PendingRecord, { kind: "writes" }>): Promise<void> {
-    const key = checkpointKey(record.pk, record.checkpointSk);
-    if (this.knownCheckpoints.has(key)) return this.buffer.submit(record);
-    return new Promise<void>((resolve, reject) => {
-      const held = this.heldWrites.get(key) ?? [];
-      held.push({ record, resolve, reject });
-      this.heldWrites.set(key, held);
-      this.extendHold(record.pk);
-    });
-  }
-
-  /** Holds last while the thread's puts keep coming; after HOLD_WRITES_MS without one, the writes go alone. */
-  private extendHold(pk: string): void {
-    clearTimeout(this.holdTimers.get(pk));
-    const prefix = checkpointKey(pk, "");
-    const hasHeld = [...this.heldWrites.keys()].some((key) => key.startsWith(prefix));
-    if (!hasHeld) {
-      this.holdTimers.delete(pk);
-      return;
-    }
-    this.holdTimers.set(
-      pk,
-      setTimeout(() => {
-        this.holdTimers.delete(pk);
-        // A put of this thread still on its way (a slow first request): its writes keep waiting for it.
-        if ((this.putsInProgress.get(pk) ?? 0) > 0) return this.extendHold(pk);
-        for (const key of [...this.heldWrites.keys()]) {
-          if (key.startsWith(prefix)) this.releaseHeldWrites(key);
-        }
-      }, HOLD_WRITES_MS),
-    );
-  }
-
-  private releaseHeldWrites(key: string): void {
-    const held = this.heldWrites.get(key);
-    if (!held) return;
-    this.heldWrites.delete(key);
-    for (const { record, resolve, reject } of held) {
-      this.buffer.submit(record).then(resolve, reject);
-    }
+    await this.threads.touch(threadId, buildStatusUpdate(this.tenantId, status, nextNode));
   }
 
   private rememberSmallValue(
@@ -519,113 +442,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     this.smallValues.set(smallValueKey(pk, namespace, channel, value.ver), value);
   }
 
-  private markKnown(key: string): void {
-    if (this.knownCheckpoints.size >= KNOWN_CHECKPOINTS_LIMIT) this.knownCheckpoints.clear();
-    this.knownCheckpoints.add(key);
-  }
-
-  // ---------------------------------------------------------------- thread records
-
-  /** The thread's generation, creating or renewing its record when this instance has not yet done so. */
-  private async ensureWritable(threadId: string): Promise<ThreadState> {
-    const known = this.threads.get(threadId);
-    const nowSeconds = Math.floor(this.now() / 1000);
-    // Renewal is coalesced: a record renewed within the last RENEWAL_SLACK is not written again.
-    const slack = Math.min(RENEWAL_SLACK_SECONDS, Math.floor(this.ttlSeconds / 10));
-    if (known && known.ttl > nowSeconds) {
-      if (this.renewed.has(threadId) || known.ttl - nowSeconds >= this.ttlSeconds - slack)
-        return known;
-    }
-    const inFlight = this.touches.get(threadId);
-    if (inFlight) return inFlight;
-    const touch = this.touch(threadId, emptyUpdate()).finally(() => this.touches.delete(threadId));
-    this.touches.set(threadId, touch);
-    return touch;
-  }
-
-  /**
-   * One conditional UpdateItem on the thread record: create or renew it, plus `extra` clauses. On an expired
-   * record the old thread is removed first, so nothing of it can come back under the renewed expiry.
-   */
-  private async touch(threadId: string, extra: UpdateFragment): Promise<ThreadState> {
-    const nowMs = this.now();
-    const update = renderUpdate(
-      buildThreadTouch({
-        tenantId: this.tenantId,
-        threadId,
-        nowMs,
-        ttlSeconds: this.ttlSeconds,
-        newGeneration: randomBytes(8).toString("hex"),
-      }),
-      extra,
-    );
-    const send = () =>
-      withThrottlingRetry(() =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: { pk: buildPk(this.tenantId, threadId), sk: THREAD_RECORD_SK },
-            ...update,
-            ConditionExpression: "attribute_not_exists(#ttl) OR #ttl > :now_seconds",
-            ExpressionAttributeValues: {
-              ...update.ExpressionAttributeValues,
-              ":now_seconds": Math.floor(nowMs / 1000),
-            },
-            ReturnValues: "ALL_NEW",
-          }),
-        ),
-      );
-    let response;
-    try {
-      response = await send();
-    } catch (error) {
-      if (!(error instanceof Error) || error.name !== "ConditionalCheckFailedException")
-        throw error;
-      await this.deleteThread(threadId);
-      response = await send();
-    }
-    const state = this.rememberThread(threadId, response.Attributes);
-    this.renewed.add(threadId);
-    if (!state) throw new Error("DynamoDB returned no thread record after an update");
-    return state;
-  }
-
-  private rememberThread(threadId: string, record: Item | undefined): ThreadState | undefined {
-    if (!record) return undefined;
-    const state: ThreadState = {
-      generation: String(record[THREAD_ATTRIBUTES.generation]),
-      ttl: Number(record[THREAD_ATTRIBUTES.ttl]),
-    };
-    this.threads.set(threadId, state);
-    return state;
-  }
-
-  /** A live thread's state from a record read in a query, or undefined for a missing or expired thread. */
-  private liveThread(threadId: string, record: Item | undefined): ThreadState | undefined {
-    const state = this.rememberThread(threadId, record);
-    if (!state || state.ttl <= Math.floor(this.now() / 1000)) return undefined;
-    return state;
-  }
-
-  private async readThread(threadId: string): Promise<ThreadState | undefined> {
-    const known = this.threads.get(threadId);
-    // Expiry only moves forward while the record lives, so a cached live expiry is still live.
-    if (known && known.ttl > Math.floor(this.now() / 1000)) return known;
-    const response = await withThrottlingRetry(() =>
-      this.client.send(
-        new GetCommand({
-          TableName: this.tableName,
-          Key: { pk: buildPk(this.tenantId, threadId), sk: THREAD_RECORD_SK },
-          ConsistentRead: true,
-        }),
-      ),
-    );
-    return this.liveThread(threadId, response.Item);
-  }
-
   private forget(threadId: string): void {
-    this.threads.delete(threadId);
-    this.renewed.delete(threadId);
+    this.threads.forget(threadId);
     const prefix = `${threadId}\u0000`;
     for (const key of this.lineage.keys()) if (key.startsWith(prefix)) this.lineage.delete(key);
   }
@@ -654,7 +472,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
           KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
           ExpressionAttributeValues: { ":pk": pk, ":prefix": checkpointPrefix(namespace) },
         };
-    const threadRead = root ? undefined : this.readThread(threadId);
+    const threadRead = root ? undefined : this.threads.read(threadId);
     let thread: ThreadState | undefined;
     const pending: StoredItem[] = [];
     let startKey: Item | undefined;
@@ -669,7 +487,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       });
       for (const raw of page.Items ?? []) {
         if (raw.sk === THREAD_RECORD_SK) {
-          thread = this.liveThread(threadId, raw);
+          thread = this.threads.live(threadId, raw);
           if (!thread) return undefined;
           continue;
         }
@@ -700,7 +518,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     const pk = buildPk(this.tenantId, threadId);
     const sk = buildCheckpointSk(namespace, checkpointId);
     const [thread, items] = await Promise.all([
-      this.readThread(threadId),
+      this.threads.read(threadId),
       this.queryAll({
         TableName: this.tableName,
         KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
@@ -724,7 +542,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   ): Promise<CheckpointGroup[]> {
     const pk = buildPk(this.tenantId, threadId);
     const [thread, items] = await Promise.all([
-      this.readThread(threadId),
+      this.threads.read(threadId),
       this.queryAll({
         TableName: this.tableName,
         ...(namespace === undefined
@@ -770,7 +588,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     related: StoredItem[],
   ): CheckpointGroup {
     const { namespace } = parseCheckpointSk(item.sk);
-    this.markKnown(checkpointKey(item.pk, item.sk));
+    this.commits.markKnown(item.pk, item.sk);
     const ownPrefix = `${item.sk}#`;
     const own = related.filter(
       (other) => other.sk.startsWith(ownPrefix) && other.g === thread.generation,
@@ -1073,15 +891,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     return withThrottlingRetry(() => this.client.send(new QueryCommand(input)));
   }
 
-  private async queryAll(input: QueryCommandInput): Promise<Item[]> {
-    const items: Item[] = [];
-    let startKey: Item | undefined;
-    do {
-      const page = await this.query({ ...input, ExclusiveStartKey: startKey });
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+  private queryAll(input: QueryCommandInput): Promise<Item[]> {
+    return queryAll(this.client, input);
   }
 
   /** Time-ordered, unique per process: orders the `putWrites` calls of one task. */
@@ -1089,59 +900,6 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     this.sequence = (this.sequence + 1) % 0x10000;
     return `${this.now().toString(16).padStart(12, "0")}${this.sequence.toString(16).padStart(4, "0")}${randomBytes(3).toString("hex")}`;
   }
-}
-
-type PendingRecord =
-  | { kind: "checkpoint"; item: CheckpointItem }
-  | {
-      kind: "writes";
-      pk: string;
-      checkpointSk: string;
-      /** Key of the writes item if these writes are not committed inside their checkpoint item. */
-      writesSk: string;
-      generation: string;
-      entries: StoredWrite[];
-    };
-
-/**
- * Plans one group commit: pending writes whose checkpoint is committed in the same batch travel inside the
- * checkpoint item; the others share one writes item per checkpoint.
- */
-function planItems(records: PendingRecord[]): Item[] {
-  const checkpoints = new Map<string, CheckpointItem>();
-  for (const record of records) {
-    if (record.kind === "checkpoint")
-      checkpoints.set(`${record.item.pk}\u0000${record.item.sk}`, record.item);
-  }
-  const writes = new Map<string, WritesItem>();
-  for (const record of records) {
-    if (record.kind !== "writes") continue;
-    const key = `${record.pk}\u0000${record.checkpointSk}`;
-    const checkpoint = checkpoints.get(key);
-    if (checkpoint && checkpoint.g === record.generation) {
-      (checkpoint.w ??= []).push(...record.entries);
-      continue;
-    }
-    const existing = writes.get(key);
-    if (existing) {
-      existing.ws.push(...record.entries);
-      continue;
-    }
-    writes.set(key, {
-      pk: record.pk,
-      sk: record.writesSk,
-      k: ITEM_KIND.writes,
-      g: record.generation,
-      ws: [...record.entries],
-    });
-  }
-  return [...checkpoints.values(), ...writes.values()] as unknown as Item[];
-}
-
-interface HeldWrite {
-  record: Extract<PendingRecord, { kind: "writes" }>;
-  resolve: () => void;
-  reject: (error: unknown) => void;
 }
 
 /** Where each channel's value lives: this checkpoint's own item for its inline or chunked values, else `loc`. */
@@ -1165,95 +923,12 @@ function smallValueKey(pk: string, namespace: string, channel: string, version: 
   return `${pk}\u0000${namespace}\u0000${channel}\u0000${version}`;
 }
 
-function checkpointKey(pk: string, sk: string): string {
-  return `${pk}\u0000${sk}`;
-}
-
 interface CheckpointGroup {
   item: CheckpointItem;
   namespace: string;
   checkpointId: string;
   writes: WritesItem[];
   chunks: ChunkItem[];
-}
-
-/**
- * Deletes every item of one partition that `shouldDelete` selects (keys only are read), in batches of 25.
- * Shared by `deleteThread` and the expired-thread cleaner.
- */
-export async function removePartition(
-  client: DynamoDBDocumentClient,
-  tableName: string,
-  pk: string,
-  shouldDelete: (item: Item) => boolean,
-  projection: { expression: string; names?: Record<string, string> } = { expression: "pk, sk" },
-): Promise<number> {
-  let removed = 0;
-  let startKey: Item | undefined;
-  do {
-    const page = await withThrottlingRetry(() =>
-      client.send(
-        new QueryCommand({
-          TableName: tableName,
-          KeyConditionExpression: "pk = :pk",
-          ExpressionAttributeValues: { ":pk": pk },
-          ProjectionExpression: projection.expression,
-          ...(projection.names ? { ExpressionAttributeNames: projection.names } : {}),
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      ),
-    );
-    const doomed = (page.Items ?? []).filter(shouldDelete);
-    await batchWriteAll(
-      client,
-      tableName,
-      doomed.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })),
-    );
-    removed += doomed.length;
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return removed;
-}
-
-export function toDocumentClient(
-  client: DynamoDBClient | DynamoDBDocumentClient,
-): DynamoDBDocumentClient {
-  if (client instanceof DynamoDBDocumentClient) return client;
-  return DynamoDBDocumentClient.from(client, {
-    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
-  });
-}
-
-function splitChunks(bytes: Uint8Array): Uint8Array[] {
-  const parts: Uint8Array[] = [];
-  for (let offset = 0; offset < bytes.byteLength; offset += CHUNK_BYTES) {
-    parts.push(bytes.subarray(offset, offset + CHUNK_BYTES));
-  }
-  return parts;
-}
-
-function joinChunks(
-  ownerSk: string,
-  part: string,
-  count: number,
-  chunks: Map<string, Uint8Array>,
-): Uint8Array {
-  const parts: Uint8Array[] = [];
-  for (let n = 0; n < count; n += 1) {
-    const chunk = chunks.get(buildChunkSk(ownerSk, part, n));
-    if (!chunk) throw new Error(`Missing chunk ${n} of ${count} for ${ownerSk}`);
-    parts.push(chunk);
-  }
-  return new Uint8Array(Buffer.concat(parts));
-}
-
-function chunkItem(pk: string, sk: string, thread: ThreadState, d: Uint8Array): ChunkItem {
-  return { pk, sk, k: ITEM_KIND.chunk, g: thread.generation, d };
-}
-
-function putRequest(item: StoredItem) {
-  return { PutRequest: { Item: item as unknown as Item } };
 }
 
 function lineageKey(threadId: string, namespace: string, checkpointId: string): string {

@@ -1,0 +1,158 @@
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { ITEM_KIND, type CheckpointItem, type StoredWrite, type WritesItem } from "./items";
+import { WriteBuffer } from "./write-buffer";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Item = Record<string, any>;
+
+/** Idle time after a thread's last put before writes held for its next checkpoint go out on their own. */
+const HOLD_WRITES_MS = 200;
+const KNOWN_CHECKPOINTS_LIMIT = 10_000;
+
+export interface PendingWrites {
+  pk: string;
+  checkpointSk: string;
+  /** Key of the writes item if these writes are not committed inside their checkpoint item. */
+  writesSk: string;
+  generation: string;
+  entries: StoredWrite[];
+}
+
+type PendingRecord =
+  { kind: "checkpoint"; item: CheckpointItem } | ({ kind: "writes" } & PendingWrites);
+
+interface HeldWrite {
+  record: PendingRecord & { kind: "writes" };
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit of checkpoints and pending writes, with one saving that matters most for cost:
+ *
+ * LangGraph runs a step's tasks while the `put` of their checkpoint still waits behind earlier puts, so their
+ * writes usually arrive first. Writes for a checkpoint this instance has not seen are held until its `put` and
+ * stored inside the checkpoint item: one item instead of two. Every promise settles only once its data is stored;
+ * held writes go out on their own once the thread's puts stop coming (HOLD_WRITES_MS after the last one ends).
+ */
+export class GroupCommit {
+  private readonly buffer: WriteBuffer<PendingRecord>;
+  /** Checkpoints this instance wrote or read: writes for them go out at once. */
+  private readonly knownCheckpoints = new Set<string>();
+  private readonly heldWrites = new Map<string, HeldWrite[]>();
+  private readonly holdTimers = new Map<string, NodeJS.Timeout>();
+  private readonly putsInProgress = new Map<string, number>();
+
+  constructor(client: DynamoDBDocumentClient, tableName: string) {
+    this.buffer = new WriteBuffer(client, tableName, planItems);
+  }
+
+  /** A put of this thread has started: writes held for its checkpoints keep waiting. */
+  beginPut(pk: string): void {
+    this.putsInProgress.set(pk, (this.putsInProgress.get(pk) ?? 0) + 1);
+    this.extendHold(pk);
+  }
+
+  endPut(pk: string): void {
+    const remaining = (this.putsInProgress.get(pk) ?? 1) - 1;
+    if (remaining > 0) this.putsInProgress.set(pk, remaining);
+    else this.putsInProgress.delete(pk);
+  }
+
+  /** Commits a checkpoint item, with every write held for it inside. */
+  submitCheckpoint(item: CheckpointItem): Promise<void> {
+    const key = checkpointKey(item.pk, item.sk);
+    this.markKnown(item.pk, item.sk);
+    this.releaseHeldWrites(key);
+    this.extendHold(item.pk);
+    return this.buffer.submit({ kind: "checkpoint", item });
+  }
+
+  submitWrites(writes: PendingWrites): Promise<void> {
+    const record = { kind: "writes" as const, ...writes };
+    const key = checkpointKey(writes.pk, writes.checkpointSk);
+    if (this.knownCheckpoints.has(key)) return this.buffer.submit(record);
+    return new Promise<void>((resolve, reject) => {
+      const held = this.heldWrites.get(key) ?? [];
+      held.push({ record, resolve, reject });
+      this.heldWrites.set(key, held);
+      this.extendHold(writes.pk);
+    });
+  }
+
+  /** A checkpoint this instance read exists already: writes for it need not wait for a put. */
+  markKnown(pk: string, sk: string): void {
+    if (this.knownCheckpoints.size >= KNOWN_CHECKPOINTS_LIMIT) this.knownCheckpoints.clear();
+    this.knownCheckpoints.add(checkpointKey(pk, sk));
+  }
+
+  private extendHold(pk: string): void {
+    clearTimeout(this.holdTimers.get(pk));
+    const prefix = checkpointKey(pk, "");
+    const hasHeld = [...this.heldWrites.keys()].some((key) => key.startsWith(prefix));
+    if (!hasHeld) {
+      this.holdTimers.delete(pk);
+      return;
+    }
+    this.holdTimers.set(
+      pk,
+      setTimeout(() => {
+        this.holdTimers.delete(pk);
+        // A put of this thread still on its way (a slow first request): its writes keep waiting for it.
+        if ((this.putsInProgress.get(pk) ?? 0) > 0) return this.extendHold(pk);
+        for (const key of [...this.heldWrites.keys()]) {
+          if (key.startsWith(prefix)) this.releaseHeldWrites(key);
+        }
+      }, HOLD_WRITES_MS),
+    );
+  }
+
+  private releaseHeldWrites(key: string): void {
+    const held = this.heldWrites.get(key);
+    if (!held) return;
+    this.heldWrites.delete(key);
+    for (const { record, resolve, reject } of held) {
+      this.buffer.submit(record).then(resolve, reject);
+    }
+  }
+}
+
+function checkpointKey(pk: string, sk: string): string {
+  return `${pk}\u0000${sk}`;
+}
+
+/**
+ * Plans one batch: pending writes whose checkpoint is committed in the same batch travel inside the checkpoint
+ * item; the others share one writes item per checkpoint.
+ */
+function planItems(records: PendingRecord[]): Item[] {
+  const checkpoints = new Map<string, CheckpointItem>();
+  for (const record of records) {
+    if (record.kind === "checkpoint") {
+      checkpoints.set(checkpointKey(record.item.pk, record.item.sk), record.item);
+    }
+  }
+  const writes = new Map<string, WritesItem>();
+  for (const record of records) {
+    if (record.kind !== "writes") continue;
+    const key = checkpointKey(record.pk, record.checkpointSk);
+    const checkpoint = checkpoints.get(key);
+    if (checkpoint && checkpoint.g === record.generation) {
+      (checkpoint.w ??= []).push(...record.entries);
+      continue;
+    }
+    const existing = writes.get(key);
+    if (existing) {
+      existing.ws.push(...record.entries);
+      continue;
+    }
+    writes.set(key, {
+      pk: record.pk,
+      sk: record.writesSk,
+      k: ITEM_KIND.writes,
+      g: record.generation,
+      ws: [...record.entries],
+    });
+  }
+  return [...checkpoints.values(), ...writes.values()] as unknown as Item[];
+}

@@ -1,0 +1,75 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import {
+  DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+} from "@aws-sdk/lib-dynamodb";
+import { batchWriteAll, withThrottlingRetry } from "./retry";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Item = Record<string, any>;
+
+/** Every item a Query returns, page after page (past DynamoDB's 1 MB pages), with throttling retried. */
+export async function queryAll(
+  client: DynamoDBDocumentClient,
+  input: QueryCommandInput,
+): Promise<Item[]> {
+  const items: Item[] = [];
+  let startKey: Item | undefined;
+  do {
+    const page = await withThrottlingRetry(() =>
+      client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey })),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+/**
+ * Deletes every item of one partition that `shouldDelete` selects (keys only are read), in batches of 25.
+ * Shared by `deleteThread` and the expired-thread cleaner.
+ */
+export async function removePartition(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  pk: string,
+  shouldDelete: (item: Item) => boolean,
+  projection: { expression: string; names?: Record<string, string> } = { expression: "pk, sk" },
+): Promise<number> {
+  let removed = 0;
+  let startKey: Item | undefined;
+  do {
+    const page = await withThrottlingRetry(() =>
+      client.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": pk },
+          ProjectionExpression: projection.expression,
+          ...(projection.names ? { ExpressionAttributeNames: projection.names } : {}),
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      ),
+    );
+    const doomed = (page.Items ?? []).filter(shouldDelete);
+    await batchWriteAll(
+      client,
+      tableName,
+      doomed.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })),
+    );
+    removed += doomed.length;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return removed;
+}
+
+export function toDocumentClient(
+  client: DynamoDBClient | DynamoDBDocumentClient,
+): DynamoDBDocumentClient {
+  if (client instanceof DynamoDBDocumentClient) return client;
+  return DynamoDBDocumentClient.from(client, {
+    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
+  });
+}
