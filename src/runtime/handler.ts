@@ -141,7 +141,7 @@ export function createHandler(options: HandlerOptions): ApiHandler {
     const requestId =
       lambdaContext?.awsRequestId ?? event.requestContext?.requestId ?? randomUUID();
     const method = event.requestContext?.http?.method ?? "GET";
-    const path = event.rawPath ?? event.requestContext?.http?.path ?? "/";
+    const path = routePath(event);
     const log: RequestLogFields = {};
     let route = `${method} ${path}`;
     let tenantId: string | undefined;
@@ -181,6 +181,16 @@ export function createHandler(options: HandlerOptions): ApiHandler {
     );
     return result;
   };
+}
+
+/** The request path without a named stage's prefix (the `$default` stage has none). */
+function routePath(event: HttpEvent): string {
+  const raw = event.rawPath ?? event.requestContext?.http?.path ?? "/";
+  const stage = event.requestContext?.stage;
+  if (stage && stage !== "$default" && (raw === `/${stage}` || raw.startsWith(`/${stage}/`))) {
+    return raw.slice(stage.length + 1) || "/";
+  }
+  return raw;
 }
 
 function tenantFrom(event: HttpEvent, claim: string): string {

@@ -265,6 +265,14 @@ describe("bad input is rejected before anything is written", () => {
     expect(await snapshot()).toBe(before);
   });
 
+  it("routes a named stage's paths like the $default stage's", async () => {
+    const event = apiEvent("GET", "/prod/threads/paused/status");
+    event.requestContext.stage = "prod";
+    const result = await handler(event);
+    expect(result.statusCode).toBe(200);
+    expect(JSON.parse(result.body!).status).toBe("PAUSED_FOR_HUMAN");
+  });
+
   it("answers 405 with the allowed methods", async () => {
     const result = await handler(apiEvent("GET", "/invoke"));
     expect(result.headers.allow).toBe("POST");
