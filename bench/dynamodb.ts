@@ -12,6 +12,8 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { Annotation, Command, END, interrupt, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { brotliCompressSync, constants, deflateRawSync, gzipSync } from "node:zlib";
+import { encodeValue } from "../src/checkpoint/dynamodb/codec";
 import { DynamoDBSaver } from "../src/checkpoint/dynamodb/saver";
 import type { ThreadStatus } from "../src/checkpoint/dynamodb/thread-record";
 import { buildBookingGraph } from "../src/examples/booking";
@@ -171,6 +173,49 @@ async function runWorkload(
   return { invocations, ...meter, ...storage };
 }
 
+/**
+ * The payload codec, chosen by measurement: size and time of each candidate on the chat workload's final state
+ * (30 messages of hex digests, the largest value it stores), serialized by LangGraph's serializer.
+ */
+async function compareCodecs() {
+  const saver = new DynamoDBSaver({
+    tableName: "unused",
+    tenantId: "codec",
+    clientConfig: LOCAL_CLIENT_CONFIG,
+  });
+  const messages = [];
+  for (let t = 1; t <= 30; t += 1) {
+    let digests = "";
+    for (let i = 0; i < 8; i += 1)
+      digests += createHash("sha256").update(`msg-${t}-${i}`).digest("hex");
+    messages.push({ role: "assistant", n: t, content: digests.slice(0, 500) });
+  }
+  const [, bytes] = await saver.serde.dumpsTyped({ messages, turn: 30 });
+  const candidates: Array<[string, (input: Uint8Array) => Uint8Array]> = [
+    ["none", (input) => input],
+    ["deflate-raw level 6", (input) => deflateRawSync(input, { level: 6 })],
+    ["gzip level 6", (input) => gzipSync(input, { level: 6 })],
+    ["brotli quality 4 (chosen)", (input) => encodeValue("json", input, "brotli").v],
+    [
+      "brotli quality 11",
+      (input) => brotliCompressSync(input, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }),
+    ],
+  ];
+  return candidates.map(([name, compress]) => {
+    const rounds = 200;
+    let output = compress(bytes);
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < rounds; i += 1) output = compress(bytes);
+    const micros = Number(process.hrtime.bigint() - started) / rounds / 1000;
+    return {
+      codec: name,
+      inputBytes: bytes.byteLength,
+      outputBytes: output.byteLength,
+      microsPerCall: micros,
+    };
+  });
+}
+
 export default async function dynamodbBench({ endpoint }: BenchContext): Promise<void> {
   const setupClient = new DynamoDBClient({ ...LOCAL_CLIENT_CONFIG, endpoint });
   const tableName = await createTestTable(setupClient, "bench");
@@ -279,7 +324,18 @@ export default async function dynamodbBench({ endpoint }: BenchContext): Promise
     "\nreference (DynamoDB Local 3.3.1): course design booking 20 req / 21.5 CU, chat 183 / 553; " +
       "langgraph-checkpoint-aws 1.2.2 booking 48 / 41, chat 490 / 952",
   );
-  const file = writeResults("dynamodb", { booking, chat, targets, reference });
+  const codecs = await compareCodecs();
+  console.log("\npayload codec on the chat's final state:\n");
+  printTable([
+    ["codec", "input bytes", "output bytes", "µs per call"],
+    ...codecs.map((row) => [
+      row.codec,
+      String(row.inputBytes),
+      String(row.outputBytes),
+      row.microsPerCall.toFixed(0),
+    ]),
+  ]);
+  const file = writeResults("dynamodb", { booking, chat, targets, reference, codecs });
   console.log(`written ${file}`);
 }
 
