@@ -38,6 +38,8 @@ export const THREAD_ATTRIBUTES = {
   leaseExpiresAt: "lease_expires_at",
   /** JSON of the pending interrupts `[{id, value}]` (HTTP runtime, for the approvals inbox). */
   interrupts: "interrupts",
+  /** The assistant that last ran the thread (HTTP runtime: state reads need its graph). */
+  assistantId: "assistant_id",
   /** Free-form JSON metadata of the thread (HTTP runtime: `threads.create({metadata})`). */
   metadata: "metadata",
 } as const;

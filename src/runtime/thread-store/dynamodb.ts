@@ -43,8 +43,6 @@ import {
   type ThreadStore,
 } from "./types";
 
-/** Attribute holding the assistant that last ran the thread (state reads need its graph). */
-export const ASSISTANT_ATTRIBUTE = "assistant_id";
 
 /** Default life of a thread after its last run: the saver's default (30 days). */
 const DEFAULT_TTL_SECONDS = 30 * 24 * 60 * 60;
@@ -131,7 +129,7 @@ export class DynamoDBThreadStore implements ThreadStore {
         names: {
           "#owner": A.leaseOwner,
           "#expires": A.leaseExpiresAt,
-          "#assistant": ASSISTANT_ATTRIBUTE,
+          "#assistant": A.assistantId,
           "#pk": TABLE_KEYS.partitionKey,
         },
         values: {
@@ -339,7 +337,7 @@ function toRecord(item: Item): ThreadRecord {
     nextNodes: next ? next.split(",") : [],
     interrupts: parseJson<PendingInterrupt[]>(item[A.interrupts], []),
     metadata: parseJson<Record<string, unknown>>(item[A.metadata], {}),
-    assistantId: item[ASSISTANT_ATTRIBUTE] as string | undefined,
+    assistantId: item[A.assistantId] as string | undefined,
     createdAt: Number(item[A.createdAt] ?? 0),
     updatedAt: Number(item[A.updatedAt] ?? 0),
     leaseOwner: item[A.leaseOwner] as string | undefined,
