@@ -4,6 +4,10 @@ import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group
 import { LambdaEventSourceMapping } from "@cdktf/provider-aws/lib/lambda-event-source-mapping";
 import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
 import { SqsQueue } from "@cdktf/provider-aws/lib/sqs-queue";
+import {
+  DYNAMODB_CLEANER_ACTIONS,
+  DYNAMODB_ITEM_ACTIONS,
+} from "../../src/checkpoint/dynamodb/iam-actions";
 import { InvalidConfigurationError } from "../../src/shared/errors";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
 import { HttpApi } from "./api";
@@ -15,6 +19,7 @@ import { createDeadLetterQueue, createImageFunction } from "./function";
 import { Environment, Key } from "./key";
 import { createLogGroup, logGroupNames } from "./logs";
 import { DEFAULTS, MemoryTableProps } from "./props";
+import { tableResources } from "./policies";
 import { FunctionRole, TenantRole } from "./role";
 import {
   assertCorsOrigins,
@@ -130,7 +135,6 @@ export class MemoryTable extends Construct {
       tags: roleTags,
     };
     const policyInput = {
-      tableArn: table.arn,
       kmsKeyArn,
       region,
       deadLetterQueueArn: this.deadLetterQueue.arn,
@@ -139,13 +143,25 @@ export class MemoryTable extends Construct {
       this,
       "function_role",
       { ...roleProps, roleName: `${name}-function` },
-      { ...policyInput, logGroupArn: this.logGroups.api.arn },
+      {
+        ...policyInput,
+        itemActions: DYNAMODB_ITEM_ACTIONS,
+        itemResources: tableResources(table.arn),
+        logGroupArn: this.logGroups.api.arn,
+      },
     );
     this.cleanerRole = new FunctionRole(
       this,
       "cleaner_role",
       { ...roleProps, roleName: `${name}-cleaner` },
-      { ...policyInput, logGroupArn: this.logGroups.cleaner.arn, streamArn: table.streamArn },
+      {
+        ...policyInput,
+        // The cleaner queries the base table and deletes: no index, no reads or updates of items.
+        itemActions: DYNAMODB_CLEANER_ACTIONS,
+        itemResources: [table.arn],
+        logGroupArn: this.logGroups.cleaner.arn,
+        streamArn: table.streamArn,
+      },
     );
     this.tenantRole = new TenantRole(this, "tenant_role", {
       ...roleProps,

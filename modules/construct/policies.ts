@@ -40,7 +40,10 @@ export function tableResources(tableArn: string): string[] {
 }
 
 export interface FunctionPolicyInput {
-  tableArn: string;
+  /** The item actions this function's code sends (a list of iam-actions.ts). */
+  itemActions: readonly string[];
+  /** Where they apply: the table, plus its indexes for a function that queries them. */
+  itemResources: string[];
   /** Only the cleaner reads the stream. */
   streamArn?: string;
   kmsKeyArn: string;
@@ -54,8 +57,8 @@ export function functionPolicy(input: FunctionPolicyInput): PolicyDocument {
     {
       Sid: "DynamoDBItems",
       Effect: "Allow",
-      Action: [...DYNAMODB_ITEM_ACTIONS],
-      Resource: tableResources(input.tableArn),
+      Action: [...input.itemActions],
+      Resource: input.itemResources,
     },
   ];
   if (input.streamArn !== undefined) {
