@@ -36,6 +36,8 @@ export class UserPool extends Construct {
       deletionProtection: choose(props.deletionProtection, "ACTIVE", "INACTIVE"),
       usernameAttributes: ["email"],
       autoVerifiedAttributes: ["email"],
+      // A changed email stays unverified (and the old one stays in use) until the user confirms the new one.
+      userAttributeUpdateSettings: { attributesRequireVerificationBeforeUpdate: ["email"] },
       mfaConfiguration: "OPTIONAL",
       softwareTokenMfaConfiguration: { enabled: true },
       adminCreateUserConfig: { allowAdminCreateUserOnly: true },

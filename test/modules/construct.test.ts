@@ -131,6 +131,9 @@ describe("MemoryTable construct (synth)", () => {
     const synthesized = synthesize(build().stack);
     const [, pool] = onlyResource(synthesized, "aws_cognito_user_pool");
     expect(pool.count).toBe(1);
+    expect(pool.user_attribute_update_settings).toEqual({
+      attributes_require_verification_before_update: ["email"],
+    });
     expect(pool.schema).toEqual([
       expect.objectContaining({ name: "tenant_id", mutable: false, attribute_data_type: "String" }),
     ]);
