@@ -75,7 +75,6 @@ export class ModuleStack extends TerraformStack {
       throttlingBurstLimit: v.throttling_burst_limit.numberValue,
       throttlingRateLimit: v.throttling_rate_limit.numberValue,
       createEcrRepository: v.create_ecr_repository.value,
-      ecrMaxImageCount: v.ecr_max_image_count.numberValue,
       createTenantRole: v.create_tenant_role.value,
       rolePath: v.role_path.stringValue,
       rolePermissionsBoundary: v.role_permissions_boundary.stringValue,
@@ -448,19 +447,9 @@ const VARIABLES = {
   },
   create_ecr_repository: {
     type: "bool",
-    description: "Create an ECR repository for the image (immutable tags, scan on push, KMS)",
+    description:
+      "Create an ECR repository for the image (immutable tags, scan on push, KMS; untagged images expire after 14 days, tagged ones never)",
     default: false,
-  },
-  ecr_max_image_count: {
-    type: "number",
-    description: "Images the repository's lifecycle policy keeps",
-    default: DEFAULTS.ecrMaxImageCount,
-    validation: [
-      {
-        condition: "var.ecr_max_image_count >= 1",
-        message: "Invalid ecr_max_image_count: expected at least 1.",
-      },
-    ],
   },
   create_tenant_role: {
     type: "bool",

@@ -8,11 +8,30 @@ export interface RepositoryProps {
   name: string;
   create: Flag;
   kmsKeyArn: string;
-  maxImageCount: number;
   tags: Record<string, string>;
 }
 
-/** Optional home of the image: immutable tags, scanned on push, encrypted with the key, bounded in size. */
+/**
+ * Expires untagged images only (layers of superseded pushes): a function runs the image its digest pins, and a
+ * count-based rule over tagged images would sooner or later delete the image a function still runs.
+ */
+export const ECR_LIFECYCLE_POLICY = {
+  rules: [
+    {
+      rulePriority: 1,
+      description: "Expire untagged images after 14 days",
+      selection: {
+        tagStatus: "untagged",
+        countType: "sinceImagePushed",
+        countUnit: "days",
+        countNumber: 14,
+      },
+      action: { type: "expire" },
+    },
+  ],
+};
+
+/** Optional home of the image: immutable tags, scanned on push, encrypted with the key, untagged images expired. */
 export class Repository extends Construct {
   readonly repository: EcrRepository;
   readonly lifecyclePolicy: EcrLifecyclePolicy;
@@ -33,31 +52,7 @@ export class Repository extends Construct {
     this.lifecyclePolicy = new EcrLifecyclePolicy(this, "lifecycle", {
       count,
       repository: attributeOf(this.repository, "name"),
-      policy: Fn.jsonencode({
-        rules: [
-          {
-            rulePriority: 1,
-            description: "Expire untagged images after 14 days",
-            selection: {
-              tagStatus: "untagged",
-              countType: "sinceImagePushed",
-              countUnit: "days",
-              countNumber: 14,
-            },
-            action: { type: "expire" },
-          },
-          {
-            rulePriority: 2,
-            description: "Keep the most recent images",
-            selection: {
-              tagStatus: "any",
-              countType: "imageCountMoreThan",
-              countNumber: props.maxImageCount,
-            },
-            action: { type: "expire" },
-          },
-        ],
-      }),
+      policy: Fn.jsonencode(ECR_LIFECYCLE_POLICY),
     });
     this.repositoryUrl = attributeOf(this.repository, "repository_url");
     this.repositoryArn = attributeOf(this.repository, "arn");

@@ -247,7 +247,6 @@ export class MemoryTable extends Construct {
       name,
       create: props.createEcrRepository ?? false,
       kmsKeyArn,
-      maxImageCount: props.ecrMaxImageCount ?? DEFAULTS.ecrMaxImageCount,
       tags: tags(props.ecrTags),
     });
   }

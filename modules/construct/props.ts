@@ -52,8 +52,6 @@ export interface MemoryTableProps {
   readonly throttlingRateLimit?: number;
   /** Create an ECR repository for the image (default false). */
   readonly createEcrRepository?: Flag;
-  /** Images the ECR lifecycle policy keeps (default 30). */
-  readonly ecrMaxImageCount?: number;
   /** Create a per-tenant role (`dynamodb:LeadingKeys`) the function can assume (default false). */
   readonly createTenantRole?: Flag;
   /** Default `/`. */
@@ -90,7 +88,6 @@ export const DEFAULTS = {
   kmsKeyDeletionWindowInDays: 30,
   throttlingBurstLimit: 100,
   throttlingRateLimit: 50,
-  ecrMaxImageCount: 30,
   rolePath: "/",
   cleanerTimeout: 60,
   cleanerReservedConcurrentExecutions: 2,

@@ -12,6 +12,7 @@ import { InvalidConfigurationError } from "../../src/shared/errors";
 import { MemoryTable } from "../../modules/construct/memory-table";
 import type { MemoryTableProps } from "../../modules/construct/props";
 import { policyStatements, expectSecurityBar } from "./support/security-bar";
+import { parseJsonencode } from "./support/hcl-expression";
 import { useScratchOutdir } from "./support/outdir";
 import { onlyResource, ref, resourcesOf, synthesize } from "./support/synthesized";
 
@@ -175,6 +176,28 @@ describe("MemoryTable construct (synth)", () => {
       onlyResource(synthesize(build({ createEcrRepository: true }).stack), "aws_ecr_repository")[1]
         .count,
     ).toBe(1);
+  });
+
+  it("expires untagged ECR images only, never a tagged image a function may still run", () => {
+    const synthesized = synthesize(build({ createEcrRepository: true }).stack);
+    const [, lifecycle] = onlyResource(synthesized, "aws_ecr_lifecycle_policy");
+    const { rules } = parseJsonencode(String(lifecycle.policy)) as {
+      rules: { selection: { tagStatus: string } }[];
+    };
+    expect(rules).toEqual([
+      {
+        rulePriority: 1,
+        description: "Expire untagged images after 14 days",
+        selection: {
+          tagStatus: "untagged",
+          countType: "sinceImagePushed",
+          countUnit: "days",
+          countNumber: 14,
+        },
+        action: { type: "expire" },
+      },
+    ]);
+    for (const rule of rules) expect(rule.selection.tagStatus).toBe("untagged");
   });
 
   it("creates a tenant-scoped role, assumable only by the function role, limited by dynamodb:LeadingKeys", () => {
