@@ -173,6 +173,43 @@ export class RunEngine {
   }
 
   /**
+   * Deletes a thread: takes its lease first (a run in progress makes this a 409, and no run can start while the
+   * items go), removes every checkpoint item through the saver, then the record. Throws ThreadNotFoundError.
+   */
+  async deleteThread(tenantId: string, threadId: string, remainingMs: number): Promise<void> {
+    const store = this.store("Deleting a thread");
+    const scope = this.tenant(tenantId);
+    const owner = randomUUID();
+    const now = Date.now();
+    const previous = await store.lockForDelete({
+      tenantId,
+      threadId,
+      owner,
+      now,
+      expiresAt: now + remainingMs,
+    });
+    if (!previous) throw new ThreadNotFoundError(threadId);
+    try {
+      await scope.saver?.deleteThread(scope.saverThreadId(threadId));
+    } catch (error) {
+      // Nothing is lost: the thread stays as it was (less what was removed) and a second DELETE finishes it.
+      await store
+        .releaseLease({
+          tenantId,
+          threadId,
+          owner,
+          now: Date.now(),
+          status: previous.status,
+          nextNodes: previous.nextNodes,
+          interrupts: previous.interrupts,
+        })
+        .catch(() => false);
+      throw error;
+    }
+    await store.delete(tenantId, threadId, owner);
+  }
+
+  /**
    * Runs `write`; when it finds the thread expired but not yet removed by DynamoDB TTL and `replace` is set,
    * removes the old thread's items through the saver and writes once more, so the id starts a fresh thread.
    */

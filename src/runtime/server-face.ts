@@ -60,12 +60,7 @@ export const getThread: RouteHandler = async (context) => {
 export const deleteThread: RouteHandler = async (context) => {
   const threadId = threadIdFrom(context.params.thread_id, 422);
   context.log.thread = threadId;
-  const store = context.engine.store("Deleting a thread");
-  const scope = context.engine.tenant(context.tenantId);
-  if (!(await store.delete(context.tenantId, threadId, Date.now()))) {
-    throw new HttpError(404, `Thread not found: ${threadId}`);
-  }
-  await scope.saver?.deleteThread(scope.saverThreadId(threadId));
+  await context.engine.deleteThread(context.tenantId, threadId, context.remainingMs);
   return noContent();
 };
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AttributeValue, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
-  BatchWriteCommand,
+  DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
@@ -36,13 +36,13 @@ import {
   isLeased,
   type AcquireLeaseInput,
   type CreateThreadInput,
+  type LockForDeleteInput,
   type PendingInterrupt,
   type ReleaseLeaseInput,
   type SearchThreadsInput,
   type ThreadRecord,
   type ThreadStore,
 } from "./types";
-
 
 /** Default life of a thread after its last run: the saver's default (30 days). */
 const DEFAULT_TTL_SECONDS = 30 * 24 * 60 * 60;
@@ -273,18 +273,56 @@ export class DynamoDBThreadStore implements ThreadStore {
     });
   }
 
-  async delete(tenantId: string, threadId: string, now: number): Promise<boolean> {
-    const record = await this.get(tenantId, threadId);
-    if (!record) return false;
-    if (isLeased(record, now)) throw new ThreadBusyError(threadId);
-    await this.client.send(
-      new BatchWriteCommand({
-        RequestItems: {
-          [this.tableName]: [{ DeleteRequest: { Key: recordKey(tenantId, threadId) } }],
-        },
-      }),
-    );
-    return true;
+  async lockForDelete(input: LockForDeleteInput): Promise<ThreadRecord | undefined> {
+    try {
+      const result = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: recordKey(input.tenantId, input.threadId),
+          UpdateExpression: "SET #owner = :owner, #expires = :expires",
+          // Like a run's lease: only an existing, unexpired thread that no run holds.
+          ConditionExpression:
+            "attribute_exists(#pk) AND (attribute_not_exists(#owner) OR #expires < :now) AND (attribute_not_exists(#ttl) OR #ttl > :now_seconds)",
+          ExpressionAttributeNames: {
+            "#pk": TABLE_KEYS.partitionKey,
+            "#owner": A.leaseOwner,
+            "#expires": A.leaseExpiresAt,
+            "#ttl": A.ttl,
+          },
+          ExpressionAttributeValues: {
+            ":owner": input.owner,
+            ":expires": input.expiresAt,
+            ":now": input.now,
+            ":now_seconds": Math.floor(input.now / 1000),
+          },
+          ReturnValues: "ALL_OLD",
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+        }),
+      );
+      return toRecord(result.Attributes ?? {});
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const item = fromAttributeValues(error.Item);
+      if (Object.keys(item).length === 0 || isExpired(item, input.now)) return undefined;
+      throw new ThreadBusyError(input.threadId);
+    }
+  }
+
+  async delete(tenantId: string, threadId: string, owner: string): Promise<void> {
+    try {
+      await this.client.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: recordKey(tenantId, threadId),
+          ConditionExpression: "#owner = :owner",
+          ExpressionAttributeNames: { "#owner": A.leaseOwner },
+          ExpressionAttributeValues: { ":owner": owner },
+        }),
+      );
+    } catch (error) {
+      // Already gone with the partition, or a later run's record: either way not ours to remove.
+      if (!isConditionFailure(error)) throw error;
+    }
   }
 
   private touch(tenantId: string, threadId: string, nowMs: number): UpdateFragment {

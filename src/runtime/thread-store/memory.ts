@@ -9,6 +9,7 @@ import {
   isLeased,
   type AcquireLeaseInput,
   type CreateThreadInput,
+  type LockForDeleteInput,
   type ReleaseLeaseInput,
   type SearchThreadsInput,
   type ThreadRecord,
@@ -107,13 +108,19 @@ export class InMemoryThreadStore implements ThreadStore {
     return matches.slice(input.offset, input.offset + input.limit).map(copy);
   }
 
-  async delete(tenantId: string, threadId: string, now: number): Promise<boolean> {
+  async lockForDelete(input: LockForDeleteInput): Promise<ThreadRecord | undefined> {
+    const entry = this.records.get(buildPk(input.tenantId, input.threadId));
+    if (!entry) return undefined;
+    if (isLeased(entry.record, input.now)) throw new ThreadBusyError(input.threadId);
+    const previous = copy(entry.record);
+    entry.record.leaseOwner = input.owner;
+    entry.record.leaseExpiresAt = input.expiresAt;
+    return previous;
+  }
+
+  async delete(tenantId: string, threadId: string, owner: string): Promise<void> {
     const key = buildPk(tenantId, threadId);
-    const entry = this.records.get(key);
-    if (!entry) return false;
-    if (isLeased(entry.record, now)) throw new ThreadBusyError(threadId);
-    this.records.delete(key);
-    return true;
+    if (this.records.get(key)?.record.leaseOwner === owner) this.records.delete(key);
   }
 
   private insert(key: string, tenantId: string, record: ThreadRecord): void {

@@ -55,6 +55,14 @@ export interface ReleaseLeaseInput {
   interrupts: PendingInterrupt[];
 }
 
+export interface LockForDeleteInput {
+  tenantId: string;
+  threadId: string;
+  owner: string;
+  expiresAt: number;
+  now: number;
+}
+
 export interface CreateThreadInput {
   tenantId: string;
   threadId: string;
@@ -90,8 +98,16 @@ export interface ThreadStore {
   releaseLease(input: ReleaseLeaseInput): Promise<boolean>;
   /** Newest first (by `updatedAt`). */
   search(input: SearchThreadsInput): Promise<ThreadRecord[]>;
-  /** Removes the record; false when there was none. Throws ThreadBusyError while a run holds the lease. */
-  delete(tenantId: string, threadId: string, now: number): Promise<boolean>;
+  /**
+   * Takes the lease for a deletion, so no run can start while the thread's items are removed. Returns the record
+   * as it was, or undefined when there is none (or it expired). Throws ThreadBusyError while a run holds the lease.
+   */
+  lockForDelete(input: LockForDeleteInput): Promise<ThreadRecord | undefined>;
+  /**
+   * Removes the record if the deletion still holds its lease (with DynamoDB, the saver's deleteThread has usually
+   * removed it already with the rest of the partition).
+   */
+  delete(tenantId: string, threadId: string, owner: string): Promise<void>;
 }
 
 /** True while a lease is held and has not lapsed. */
