@@ -129,6 +129,9 @@ export class MemoryTable extends Construct {
     );
 
     const roleTags = tags(props.roleTags);
+    // IAM is global: the region keeps the same name in two regions of one account from colliding
+    // (at most 40 + "-function-" + 14 = 64 characters, IAM's limit).
+    const roleName = (role: string) => `${name}-${role}-${region}`;
     const roleProps = {
       path: rolePath,
       permissionsBoundary: props.rolePermissionsBoundary,
@@ -142,7 +145,7 @@ export class MemoryTable extends Construct {
     this.functionRole = new FunctionRole(
       this,
       "function_role",
-      { ...roleProps, roleName: `${name}-function` },
+      { ...roleProps, roleName: roleName("function") },
       {
         ...policyInput,
         itemActions: DYNAMODB_ITEM_ACTIONS,
@@ -153,7 +156,7 @@ export class MemoryTable extends Construct {
     this.cleanerRole = new FunctionRole(
       this,
       "cleaner_role",
-      { ...roleProps, roleName: `${name}-cleaner` },
+      { ...roleProps, roleName: roleName("cleaner") },
       {
         ...policyInput,
         // The cleaner queries the base table and deletes: no index, no reads or updates of items.
@@ -165,7 +168,7 @@ export class MemoryTable extends Construct {
     );
     this.tenantRole = new TenantRole(this, "tenant_role", {
       ...roleProps,
-      roleName: `${name}-tenant`,
+      roleName: roleName("tenant"),
       create: props.createTenantRole ?? false,
       functionRole: this.functionRole.role,
       tableArn: table.arn,

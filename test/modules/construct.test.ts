@@ -178,6 +178,17 @@ describe("MemoryTable construct (synth)", () => {
     ).toBe(1);
   });
 
+  it("names every IAM role after the region too: IAM is global, the same name in two regions would collide", () => {
+    const synthesized = synthesize(build({ createTenantRole: true }).stack);
+    const [regionName] = Object.keys(synthesized.data!.aws_region!);
+    const names = resourcesOf(synthesized, "aws_iam_role").map(([, role]) => role.name);
+    expect(names.sort()).toEqual(
+      ["cleaner", "function", "tenant"].map(
+        (role) => `agents-${role}-\${data.aws_region.${regionName}.name}`,
+      ),
+    );
+  });
+
   it("expires untagged ECR images only, never a tagged image a function may still run", () => {
     const synthesized = synthesize(build({ createEcrRepository: true }).stack);
     const [, lifecycle] = onlyResource(synthesized, "aws_ecr_lifecycle_policy");
@@ -208,10 +219,8 @@ describe("MemoryTable construct (synth)", () => {
       (fn) => fn.function_name === "agents",
     );
     const functionRoleArn = String(apiFunction.role);
-    const [tenantRoleName, tenantRole] = onlyResource(
-      synthesized,
-      "aws_iam_role",
-      (role) => role.name === "agents-tenant",
+    const [tenantRoleName, tenantRole] = onlyResource(synthesized, "aws_iam_role", (role) =>
+      String(role.name).startsWith("agents-tenant-"),
     );
     expect(tenantRole.count).toBe(1);
     expect(policyStatements(tenantRole.assume_role_policy)).toEqual([

@@ -109,7 +109,7 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     });
 
     for (const role of inModule(key, "aws_iam_role").filter(
-      (r) => !String(r.change.after.name).endsWith("-tenant"),
+      (r) => !String(r.change.after.name).includes("-tenant-"),
     )) {
       expect(JSON.parse(String(role.change.after.assume_role_policy))).toMatchObject({
         Statement: [{ Principal: { Service: "lambda.amazonaws.com" }, Action: ["sts:AssumeRole"] }],
@@ -173,12 +173,18 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     expect(one("billing", "aws_apigatewayv2_api").change.after.cors_configuration).toEqual([]);
   });
 
-  it("creates the tenant-scoped role only where asked", () => {
-    expect(inModule("support", "aws_iam_role").map((r) => r.change.after.name)).toContain(
-      "agents-support-tenant",
+  it("creates the tenant-scoped role only where asked, every role named after the region", () => {
+    expect(inModule("support", "aws_iam_role").map((r) => r.change.after.name)).toEqual(
+      expect.arrayContaining([
+        "agents-support-function-eu-west-1",
+        "agents-support-cleaner-eu-west-1",
+        "agents-support-tenant-eu-west-1",
+      ]),
     );
-    expect(inModule("billing", "aws_iam_role").map((r) => r.change.after.name)).not.toContain(
-      "agents-billing-tenant",
-    );
+    expect(
+      inModule("billing", "aws_iam_role")
+        .map((r) => r.change.after.name)
+        .sort(),
+    ).toEqual(["agents-billing-cleaner-eu-west-1", "agents-billing-function-eu-west-1"]);
   });
 });
