@@ -148,7 +148,7 @@ export class ModuleStack extends TerraformStack {
       cleaner_role_arn: [m.cleanerRole.role.arn, "ARN of the cleaner's execution role"],
       tenant_role_arn: [
         m.tenantRole.roleArn,
-        "ARN of the tenant-scoped role (null unless create_tenant_role)",
+        "ARN of the role for tenant-scoped credentials (null unless create_tenant_role; the bundled handler does not assume it)",
       ],
       kms_key_arn: [m.kmsKeyArn, "ARN of the KMS key every resource is encrypted with"],
       kms_key_alias: [
@@ -454,7 +454,7 @@ const VARIABLES = {
   create_tenant_role: {
     type: "bool",
     description:
-      "Create a tenant-scoped role (dynamodb:LeadingKeys) that only the function role can assume",
+      "Create a role for tenant-scoped credentials (dynamodb:LeadingKeys on <tenant>#*), for callers that assume it per tenant with the session tag tenant_id; only the function role may assume it. The bundled handler does not assume it yet",
     default: false,
   },
   role_path: {

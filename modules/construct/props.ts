@@ -52,7 +52,10 @@ export interface MemoryTableProps {
   readonly throttlingRateLimit?: number;
   /** Create an ECR repository for the image (default false). */
   readonly createEcrRepository?: Flag;
-  /** Create a per-tenant role (`dynamodb:LeadingKeys`) the function can assume (default false). */
+  /**
+   * Create a role for tenant-scoped credentials (`dynamodb:LeadingKeys`), for callers that assume it per tenant;
+   * the bundled handler does not assume it yet (default false).
+   */
   readonly createTenantRole?: Flag;
   /** Default `/`. */
   readonly rolePath?: string;

@@ -91,6 +91,11 @@ describe("HCL module stack (synth)", () => {
     expect(variables.create_ecr_repository!.default).toBe(false);
     expect(variables.create_kms_key!.default).toBe(true);
     expect(variables.kms_key_arn!.default).toBeNull();
+    // The bundled handler makes no STS call: the tenant role is opt-in, and says so.
+    expect(variables.create_tenant_role!.default).toBe(false);
+    expect(variables.create_tenant_role!.description).toMatch(
+      /^Create a role for tenant-scoped credentials .*for callers that assume it per tenant.*The bundled handler does not assume it yet$/,
+    );
   });
 
   it("exports the outputs platform teams expect", () => {
@@ -115,6 +120,8 @@ describe("HCL module stack (synth)", () => {
         "cognito_user_pool_id",
         "cognito_user_pool_client_id",
         "dead_letter_queue_arn",
+        "tenant_role_arn",
+        "cleaner_role_arn",
       ]),
     );
   });
