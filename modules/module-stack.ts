@@ -1,6 +1,5 @@
 import { Construct, Node } from "constructs";
 import {
-  Op,
   TerraformElement,
   TerraformOutput,
   TerraformStack,
@@ -68,7 +67,9 @@ export class ModuleStack extends TerraformStack {
       kmsKeyArn: v.kms_key_arn.stringValue,
       kmsKeyDeletionWindowInDays: v.kms_key_deletion_window_in_days.numberValue,
       deletionProtection: v.deletion_protection.value,
-      createCognitoUserPool: Op.eq(v.jwt_issuer.value, Token.nullValue()),
+      // Explicit switches, not `var.x == null`: count must be known at plan, and an issuer or account id taken
+      // from another resource is not.
+      createCognitoUserPool: v.create_cognito_user_pool.value,
       jwtIssuer: v.jwt_issuer.stringValue,
       jwtAudience: v.jwt_audience.listValue,
       corsAllowOrigins: v.cors_allow_origins.listValue,
@@ -81,7 +82,7 @@ export class ModuleStack extends TerraformStack {
       cleanerTimeout: v.cleaner_timeout.numberValue,
       cleanerReservedConcurrentExecutions: v.cleaner_reserved_concurrent_executions.numberValue,
       accountId: v.account_id.stringValue,
-      lookUpAccountId: Op.eq(v.account_id.value, Token.nullValue()),
+      lookUpAccountId: v.lookup_account_id.value,
       tags: Token.asStringMap(v.tags.value),
       tableTags: Token.asStringMap(v.table_tags.value),
       functionTags: Token.asStringMap(v.function_tags.value),
@@ -389,25 +390,36 @@ const VARIABLES = {
     description: "Deletion protection of the table and the user pool",
     default: true,
   },
+  create_cognito_user_pool: {
+    type: "bool",
+    description:
+      "Create a Cognito user pool and app client as the JWT issuer; false requires jwt_issuer and jwt_audience",
+    default: true,
+  },
   jwt_issuer: {
     type: "string",
-    description: "External JWT issuer URL; null creates a Cognito user pool and app client",
+    description:
+      "External JWT issuer URL, with create_cognito_user_pool = false (may be unknown until apply)",
     default: null,
     validation: [
       {
-        condition: `var.jwt_issuer == null || can(regex("^https://", var.jwt_issuer))`,
-        message: "Invalid jwt_issuer: expected an https:// URL.",
+        condition: `var.create_cognito_user_pool ? var.jwt_issuer == null : can(regex("^https://", var.jwt_issuer))`,
+        message:
+          "Invalid jwt_issuer: expected an https:// URL with create_cognito_user_pool = false, and none with the created user pool.",
       },
     ],
   },
   jwt_audience: {
     type: "list(string)",
-    description: "Audiences the authorizer accepts with jwt_issuer",
+    description:
+      "Audiences the authorizer accepts from the external jwt_issuer (the created user pool's app client otherwise)",
     default: [],
     validation: [
       {
-        condition: "var.jwt_issuer == null || length(var.jwt_audience) > 0",
-        message: "Invalid jwt_audience: expected at least one audience with jwt_issuer.",
+        condition:
+          "var.create_cognito_user_pool ? length(var.jwt_audience) == 0 : length(var.jwt_audience) > 0",
+        message:
+          "Invalid jwt_audience: expected at least one audience with an external jwt_issuer, and none with the created user pool.",
       },
     ],
   },
@@ -502,14 +514,22 @@ const VARIABLES = {
       },
     ],
   },
+  lookup_account_id: {
+    type: "bool",
+    description:
+      "Read the account id with aws_caller_identity; false requires account_id (offline plans, principals without sts:GetCallerIdentity)",
+    default: true,
+  },
   account_id: {
     type: "string",
-    description: "AWS account id; null reads it with aws_caller_identity",
+    description: "AWS account id, with lookup_account_id = false",
     default: null,
     validation: [
       {
-        condition: 'var.account_id == null || can(regex("^[0-9]{12}$", var.account_id))',
-        message: "Invalid account_id: expected 12 digits.",
+        condition:
+          'var.lookup_account_id ? var.account_id == null : can(regex("^[0-9]{12}$", var.account_id))',
+        message:
+          "Invalid account_id: expected 12 digits with lookup_account_id = false, and none when it is looked up.",
       },
     ],
   },

@@ -161,8 +161,17 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
   it("creates a user pool for the default instance and trusts the external issuer of the other", () => {
     expect(inModule("support", "aws_cognito_user_pool")).toHaveLength(1);
     expect(inModule("billing", "aws_cognito_user_pool")).toHaveLength(0);
-    expect(one("billing", "aws_apigatewayv2_authorizer").change.after.jwt_configuration).toEqual([
-      { issuer: "https://issuer.example.com/", audience: ["billing-api"] },
+    // The consumer's own pool, outside the module.
+    expect(
+      changes.filter((change) => change.address === "aws_cognito_user_pool.billing"),
+    ).toHaveLength(1);
+  });
+
+  it("plans with an issuer unknown until apply (create_cognito_user_pool decides, not the issuer's value)", () => {
+    const authorizer = one("billing", "aws_apigatewayv2_authorizer").change;
+    expect(authorizer.after.jwt_configuration).toEqual([{ audience: ["billing-api"] }]);
+    expect(authorizer.after_unknown.jwt_configuration).toEqual([
+      { audience: [false], issuer: true },
     ]);
   });
 
