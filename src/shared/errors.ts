@@ -50,9 +50,11 @@ export class CheckpointTooLargeError extends CheckpointStoreError {
   constructor(
     readonly limitBytes: number,
     readonly attemptedBytes: number,
+    /** What was measured: the whole checkpoint by default. */
+    readonly part = "checkpoint",
   ) {
     super(
-      `Checkpoint too large: ${attemptedBytes} serialized bytes exceed the cap of ${limitBytes} bytes; nothing was written`,
+      `Checkpoint too large: the ${part} takes ${attemptedBytes} bytes, over the limit of ${limitBytes} bytes; nothing was written`,
     );
   }
 }

@@ -1,13 +1,20 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { THREAD_RECORD_SK } from "./keys";
-import { removePartition, toDocumentClient } from "./partition";
+import { toDocumentClient } from "./partition";
+import { batchWriteAll, withThrottlingRetry } from "./retry";
 import { THREAD_ATTRIBUTES } from "./thread-record";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Item = Record<string, any>;
 
 /**
  * Removes what an expired thread left behind. DynamoDB TTL deletes only the thread record (the one item with a
- * `ttl`); the table stream then calls this for its partition. Items of other generations go: all of them when
- * no live record remains, the old generation's when the thread was started again since.
+ * `ttl`); the table stream then calls this for its partition.
+ *
+ * The thread may have started a new life meanwhile (a new record, a new generation), so before each page of
+ * deletions the record is read again: items of a live generation are kept, and the record itself is never
+ * deleted here. Only `Query` (base table) and `BatchWriteItem` deletes are sent.
  */
 export async function removeExpiredThreadItems(input: {
   client: DynamoDBClient | DynamoDBDocumentClient;
@@ -16,35 +23,63 @@ export async function removeExpiredThreadItems(input: {
   now?: number;
 }): Promise<number> {
   const client = toDocumentClient(input.client);
-  const nowSeconds = Math.floor((input.now ?? Date.now()) / 1000);
-  let liveGeneration: string | undefined;
-  const projection = {
-    expression: "pk, sk, g, #ttl, #gen",
-    names: { "#ttl": THREAD_ATTRIBUTES.ttl, "#gen": THREAD_ATTRIBUTES.generation },
-  };
-  // First pass finds the record (it sorts among the items, so read all keys before deciding).
-  await removePartition(
-    client,
-    input.tableName,
-    input.pk,
-    (item) => {
-      if (item.sk === THREAD_RECORD_SK && Number(item[THREAD_ATTRIBUTES.ttl]) > nowSeconds) {
-        liveGeneration = String(item[THREAD_ATTRIBUTES.generation]);
-      }
-      return false;
-    },
-    projection,
+  const nowSeconds = () => Math.floor((input.now ?? Date.now()) / 1000);
+  let removed = 0;
+  let startKey: Item | undefined;
+  do {
+    const page = await withThrottlingRetry(() =>
+      client.send(
+        new QueryCommand({
+          TableName: input.tableName,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": input.pk },
+          ProjectionExpression: "pk, sk, g",
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      ),
+    );
+    const liveGeneration = await readLiveGeneration(
+      client,
+      input.tableName,
+      input.pk,
+      nowSeconds(),
+    );
+    const doomed = (page.Items ?? []).filter(
+      (item) =>
+        item.sk !== THREAD_RECORD_SK && (liveGeneration === undefined || item.g !== liveGeneration),
+    );
+    await batchWriteAll(
+      client,
+      input.tableName,
+      doomed.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })),
+    );
+    removed += doomed.length;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return removed;
+}
+
+async function readLiveGeneration(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  pk: string,
+  nowSeconds: number,
+): Promise<string | undefined> {
+  // A Query for the one key, not a GetItem: the cleaner's role is granted Query and BatchWriteItem only.
+  const { Items } = await withThrottlingRetry(() =>
+    client.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: "pk = :pk AND sk = :record",
+        ExpressionAttributeValues: { ":pk": pk, ":record": THREAD_RECORD_SK },
+        ConsistentRead: true,
+      }),
+    ),
   );
-  return removePartition(
-    client,
-    input.tableName,
-    input.pk,
-    (item) =>
-      liveGeneration === undefined
-        ? true
-        : item.sk !== THREAD_RECORD_SK && item.g !== liveGeneration,
-    projection,
-  );
+  const record = Items?.[0];
+  if (!record || !(Number(record[THREAD_ATTRIBUTES.ttl]) > nowSeconds)) return undefined;
+  return String(record[THREAD_ATTRIBUTES.generation]);
 }
 
 /** True for a stream record of DynamoDB TTL removing a thread record (the only records the cleaner acts on). */

@@ -1,5 +1,12 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { ITEM_KIND, type CheckpointItem, type StoredWrite, type WritesItem } from "./items";
+import {
+  ITEM_BUDGET_BYTES,
+  ITEM_KIND,
+  estimateItemBytes,
+  type CheckpointItem,
+  type StoredWrite,
+  type WritesItem,
+} from "./items";
 import { WriteBuffer } from "./write-buffer";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -71,13 +78,25 @@ export class GroupCommit {
   submitWrites(writes: PendingWrites): Promise<void> {
     const record = { kind: "writes" as const, ...writes };
     const key = checkpointKey(writes.pk, writes.checkpointSk);
-    if (this.knownCheckpoints.has(key)) return this.buffer.submit(record);
+    // Hold only while a put of this thread is on its way: otherwise no put may come, so waiting gains nothing.
+    const putPending = (this.putsInProgress.get(writes.pk) ?? 0) > 0;
+    if (this.knownCheckpoints.has(key) || !putPending) return this.buffer.submit(record);
     return new Promise<void>((resolve, reject) => {
       const held = this.heldWrites.get(key) ?? [];
       held.push({ record, resolve, reject });
       this.heldWrites.set(key, held);
       this.extendHold(writes.pk);
     });
+  }
+
+  /** The thread is being deleted: writes held for it fail rather than land after the deletion. */
+  discardHeld(pk: string, reason: Error): void {
+    const prefix = checkpointKey(pk, "");
+    for (const [key, held] of [...this.heldWrites]) {
+      if (!key.startsWith(prefix)) continue;
+      this.heldWrites.delete(key);
+      for (const { reject } of held) reject(reason);
+    }
   }
 
   /** A checkpoint this instance read exists already: writes for it need not wait for a put. */
@@ -123,9 +142,13 @@ function checkpointKey(pk: string, sk: string): string {
 
 /**
  * Plans one batch: pending writes whose checkpoint is committed in the same batch travel inside the checkpoint
- * item; the others share one writes item per checkpoint.
+ * item, the others share writes items per checkpoint; no item grows past ITEM_BUDGET_BYTES (a call's own writes
+ * always fit one item, see the saver's inline limits).
  */
 function planItems(records: PendingRecord[]): Item[] {
+  const sized = new Map<object, number>();
+  const sizeOf = (item: object) => sized.get(item) ?? estimateItemBytes(item);
+  const grow = (item: object, bytes: number) => sized.set(item, sizeOf(item) + bytes);
   const checkpoints = new Map<string, CheckpointItem>();
   for (const record of records) {
     if (record.kind === "checkpoint") {
@@ -133,26 +156,36 @@ function planItems(records: PendingRecord[]): Item[] {
     }
   }
   const writes = new Map<string, WritesItem>();
+  const items: object[] = [...checkpoints.values()];
   for (const record of records) {
     if (record.kind !== "writes") continue;
+    const bytes = estimateItemBytes(record.entries);
     const key = checkpointKey(record.pk, record.checkpointSk);
     const checkpoint = checkpoints.get(key);
-    if (checkpoint && checkpoint.g === record.generation) {
+    if (
+      checkpoint &&
+      checkpoint.g === record.generation &&
+      sizeOf(checkpoint) + bytes <= ITEM_BUDGET_BYTES
+    ) {
       (checkpoint.w ??= []).push(...record.entries);
+      grow(checkpoint, bytes);
       continue;
     }
     const existing = writes.get(key);
-    if (existing) {
+    if (existing && sizeOf(existing) + bytes <= ITEM_BUDGET_BYTES) {
       existing.ws.push(...record.entries);
+      grow(existing, bytes);
       continue;
     }
-    writes.set(key, {
+    const item: WritesItem = {
       pk: record.pk,
       sk: record.writesSk,
       k: ITEM_KIND.writes,
       g: record.generation,
       ws: [...record.entries],
-    });
+    };
+    writes.set(key, item);
+    items.push(item);
   }
-  return [...checkpoints.values(), ...writes.values()] as unknown as Item[];
+  return items as Item[];
 }

@@ -72,3 +72,27 @@ export interface ChunkItem {
 }
 
 export type StoredItem = CheckpointItem | WritesItem | ChunkItem;
+
+/**
+ * Most bytes one item may take: DynamoDB's limit is 400 KB (attribute names included); the rest is headroom for
+ * the estimate below, which errs on the large side.
+ */
+export const ITEM_BUDGET_BYTES = 350 * 1024;
+
+/** An upper estimate of an item's size by DynamoDB's rules (names and values; nested maps and lists). */
+export function estimateItemBytes(value: unknown): number {
+  if (value instanceof Uint8Array) return value.byteLength;
+  if (typeof value === "string") return Buffer.byteLength(value);
+  if (typeof value === "number") return 21;
+  if (typeof value === "boolean" || value === null || value === undefined) return 1;
+  if (Array.isArray(value))
+    return 3 + value.reduce((sum: number, element) => sum + 1 + estimateItemBytes(element), 0);
+  if (typeof value === "object") {
+    let sum = 3;
+    for (const [name, element] of Object.entries(value as Record<string, unknown>)) {
+      sum += 1 + Buffer.byteLength(name) + estimateItemBytes(element);
+    }
+    return sum;
+  }
+  return 0;
+}

@@ -1,3 +1,4 @@
+import { InvalidIdentifierError } from "../../shared/errors";
 import { assertIdentifier } from "../../shared/identifiers";
 
 /**
@@ -31,8 +32,28 @@ export function assertThreadId(threadId: unknown): string {
   return assertIdentifier("thread_id", threadId);
 }
 
+// DynamoDB limits a sort key to 1,024 bytes; a namespace shares it with a prefix and a checkpoint id.
+const MAX_NAMESPACE_KEY_BYTES = 800;
+
+/**
+ * A checkpoint namespace: `""` for the root graph, else `|`-separated parts (`node:task` per subgraph level).
+ * Each part is an identifier (at most 256 characters); the escaped whole must fit in a sort key.
+ */
 export function assertNamespace(namespace: unknown): string {
-  return assertIdentifier("checkpoint_ns", namespace, { allowEmpty: true });
+  const value = assertIdentifier("checkpoint_ns", namespace, {
+    allowEmpty: true,
+    maxLength: MAX_NAMESPACE_KEY_BYTES,
+  });
+  if (value === "") return value;
+  for (const part of value.split("|")) assertIdentifier("checkpoint_ns part", part);
+  const bytes = Buffer.byteLength(escapeKeyPart(value));
+  if (bytes > MAX_NAMESPACE_KEY_BYTES) {
+    throw new InvalidIdentifierError(
+      "checkpoint_ns",
+      `expected at most ${MAX_NAMESPACE_KEY_BYTES} bytes once escaped, got ${bytes}`,
+    );
+  }
+  return value;
 }
 
 export function assertCheckpointId(checkpointId: unknown): string {

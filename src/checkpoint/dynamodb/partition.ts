@@ -26,16 +26,11 @@ export async function queryAll(
   return items;
 }
 
-/**
- * Deletes every item of one partition that `shouldDelete` selects (keys only are read), in batches of 25.
- * Shared by `deleteThread` and the expired-thread cleaner.
- */
+/** Deletes every item of one partition (a thread, record included), reading keys only, in batches of 25. */
 export async function removePartition(
   client: DynamoDBDocumentClient,
   tableName: string,
   pk: string,
-  shouldDelete: (item: Item) => boolean,
-  projection: { expression: string; names?: Record<string, string> } = { expression: "pk, sk" },
 ): Promise<number> {
   let removed = 0;
   let startKey: Item | undefined;
@@ -46,14 +41,13 @@ export async function removePartition(
           TableName: tableName,
           KeyConditionExpression: "pk = :pk",
           ExpressionAttributeValues: { ":pk": pk },
-          ProjectionExpression: projection.expression,
-          ...(projection.names ? { ExpressionAttributeNames: projection.names } : {}),
+          ProjectionExpression: "pk, sk",
           ConsistentRead: true,
           ExclusiveStartKey: startKey,
         }),
       ),
     );
-    const doomed = (page.Items ?? []).filter(shouldDelete);
+    const doomed = page.Items ?? [];
     await batchWriteAll(
       client,
       tableName,

@@ -24,11 +24,17 @@ import {
   type PendingWrite,
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
-import { CheckpointTooLargeError, InvalidConfigurationError } from "../../shared/errors";
+import {
+  CheckpointStoreError,
+  CheckpointTooLargeError,
+  InvalidConfigurationError,
+} from "../../shared/errors";
 import { nextChannelVersion } from "../versions";
 import { decodeBytes, encodeValue, type Compression, type EncodedValue } from "./codec";
 import {
+  ITEM_BUDGET_BYTES,
   ITEM_KIND,
+  estimateItemBytes,
   type CheckpointItem,
   type ChunkItem,
   type ChunkedValue,
@@ -121,6 +127,11 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   private readonly now: () => number;
   private readonly threads: ThreadLifecycle;
   private readonly lineage = new Map<string, Record<string, string>>();
+  /** Locations of checkpoints whose put is in flight in this instance (undefined if it fails). */
+  private readonly locationsInFlight = new Map<
+    string,
+    Promise<Record<string, string> | undefined>
+  >();
   private sequence = 0;
   /** Small encoded values by (thread, namespace, channel, version), to copy into child checkpoints. */
   private readonly smallValues = new Map<string, InlineValue>();
@@ -194,6 +205,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     const namespaceOption = config.configurable?.checkpoint_ns as string | undefined;
     const namespace = namespaceOption === undefined ? undefined : assertNamespace(namespaceOption);
     const threadId = config.configurable?.thread_id as string | undefined;
+    const checkpointId = getCheckpointId(config) || undefined;
+    if (checkpointId !== undefined) assertCheckpointId(checkpointId);
     const threadIds =
       threadId === undefined || threadId === null
         ? this.listThreadIds()
@@ -205,6 +218,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       const selected: CheckpointGroup[] = [];
       for (const group of groups) {
         if (remaining - selected.length <= 0) break;
+        // A checkpoint id in the config narrows the listing to that checkpoint (as LangGraph's savers do).
+        if (checkpointId !== undefined && group.checkpointId !== checkpointId) continue;
         if (beforeId !== undefined && !(group.checkpointId < beforeId)) continue;
         if (filter && !(await this.matchesFilter(group.item, filter))) continue;
         selected.push(group);
@@ -233,7 +248,29 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     const checkpointId = assertCheckpointId(checkpoint.id);
     const parentId = config.configurable?.checkpoint_id as string | undefined;
     if (parentId) assertCheckpointId(parentId);
+    // A child put issued while this one is in flight inherits from it once its locations are known.
+    const locations = this.announceLocations(threadId, namespace, checkpointId);
+    try {
+      return await this.writeCheckpoint(
+        { threadId, namespace, checkpointId, parentId },
+        checkpoint,
+        metadata,
+        newVersions,
+        locations.resolve,
+      );
+    } finally {
+      locations.settle();
+    }
+  }
 
+  private async writeCheckpoint(
+    target: { threadId: string; namespace: string; checkpointId: string; parentId?: string },
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+    publishLocations: (locations: Record<string, string>) => void,
+  ): Promise<RunnableConfig> {
+    const { threadId, namespace, checkpointId, parentId } = target;
     // Serialize everything before the first request: an oversized checkpoint is rejected with nothing written.
     const { channel_values: channelValues, ...rest } = checkpoint;
     const [checkpointType, checkpointBytes] = await this.serde.dumpsTyped({
@@ -295,11 +332,21 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
         }
       }
       const chunks: ChunkItem[] = [];
+      // Values stay inline while the whole item fits; the checkpoint body and metadata always do.
+      const bodyBytes = estimateItemBytes(item);
+      if (bodyBytes > ITEM_BUDGET_BYTES) {
+        throw new CheckpointTooLargeError(
+          ITEM_BUDGET_BYTES,
+          bodyBytes,
+          "checkpoint body and metadata",
+        );
+      }
       let inlineBytes = 0;
+      const inlineBudget = Math.min(MAX_INLINE_TOTAL_BYTES, ITEM_BUDGET_BYTES - bodyBytes);
       for (const value of newValues) {
         const encoded = encodeValue(value.type, value.bytes, this.compression);
-        const size = encoded.v.byteLength;
-        if (size <= MAX_INLINE_VALUE_BYTES && inlineBytes + size <= MAX_INLINE_TOTAL_BYTES) {
+        const size = encoded.v.byteLength + Buffer.byteLength(value.channel) + 64;
+        if (encoded.v.byteLength <= MAX_INLINE_VALUE_BYTES && inlineBytes + size <= inlineBudget) {
           inlineBytes += size;
           item.vals[value.channel] = { ...encoded, ver: value.version };
           this.rememberSmallValue(pk, namespace, value.channel, item.vals[value.channel]!);
@@ -316,6 +363,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
           };
         }
       }
+      publishLocations(locationsOf(item, checkpointId));
       // Chunks first, then the checkpoint item that references them: the commit point.
       if (chunks.length > 0)
         await batchWriteAll(this.client, this.tableName, chunks.map(putRequest));
@@ -409,12 +457,11 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
 
   override async deleteThread(threadId: string): Promise<void> {
     assertThreadId(threadId);
-    await removePartition(
-      this.client,
-      this.tableName,
+    this.commits.discardHeld(
       buildPk(this.tenantId, threadId),
-      () => true,
+      new CheckpointStoreError(`Thread ${threadId} was deleted before these writes were stored`),
     );
+    await removePartition(this.client, this.tableName, buildPk(this.tenantId, threadId));
     this.forget(threadId);
   }
 
@@ -440,6 +487,12 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     if (value.v.byteLength > MAX_COPIED_VALUE_BYTES) return;
     if (this.smallValues.size >= SMALL_VALUES_LIMIT) this.smallValues.clear();
     this.smallValues.set(smallValueKey(pk, namespace, channel, value.ver), value);
+  }
+
+  /** A read found no thread record: forget what this instance knew of the thread (it was deleted). */
+  private threadAbsent(threadId: string): undefined {
+    this.threads.live(threadId, undefined);
+    return undefined;
   }
 
   private forget(threadId: string): void {
@@ -491,7 +544,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
           if (!thread) return undefined;
           continue;
         }
-        if (root && !thread) return undefined;
+        if (root && !thread) return this.threadAbsent(threadId);
         const item = raw as unknown as StoredItem;
         if (item.k !== ITEM_KIND.checkpoint) {
           pending.push(item);
@@ -503,7 +556,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
         const { checkpointId } = parseCheckpointSk(item.sk);
         return this.group(thread, item, checkpointId, pending);
       }
-      if (root && !thread) return undefined;
+      if (root && !thread) return this.threadAbsent(threadId);
       startKey = page.LastEvaluatedKey;
       if (!startKey) return undefined;
       limit = 50;
@@ -608,7 +661,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     namespace: string,
     checkpointId: string,
   ): Promise<Record<string, string>> {
-    const cached = this.lineage.get(lineageKey(threadId, namespace, checkpointId));
+    const key = lineageKey(threadId, namespace, checkpointId);
+    const cached = this.lineage.get(key) ?? (await this.locationsInFlight.get(key));
     if (cached) return cached;
     const response = await withThrottlingRetry(() =>
       this.client.send(
@@ -624,6 +678,20 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       ),
     );
     return response.Item ? locationsOf(response.Item as CheckpointItem, checkpointId) : {};
+  }
+
+  private announceLocations(threadId: string, namespace: string, checkpointId: string) {
+    const key = lineageKey(threadId, namespace, checkpointId);
+    let resolve!: (locations: Record<string, string> | undefined) => void;
+    const promise = new Promise<Record<string, string> | undefined>((done) => (resolve = done));
+    this.locationsInFlight.set(key, promise);
+    return {
+      resolve: (locations: Record<string, string>) => resolve(locations),
+      settle: () => {
+        resolve(undefined); // no-op once resolved
+        if (this.locationsInFlight.get(key) === promise) this.locationsInFlight.delete(key);
+      },
+    };
   }
 
   private rememberLocations(

@@ -16,6 +16,8 @@ export interface ThreadState {
   generation: string;
   /** Epoch seconds at which the whole thread expires. */
   ttl: number;
+  /** Epoch milliseconds at which this instance last read or wrote the record. */
+  confirmedAt: number;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -23,6 +25,10 @@ type Item = Record<string, any>;
 
 // Renewal is coalesced: a record renewed less than this long ago is not written again (at most ttl/10).
 const RENEWAL_SLACK_SECONDS = 60 * 60;
+// How long this instance trusts what it last saw of a record: another process may delete the thread, and a
+// write must not go out under a generation that no longer has a record. (The HTTP runtime's lease excludes
+// that race; long-lived instances, such as a dev server, rely on this bound.)
+const CONFIRMATION_MS = 10_000;
 
 export interface ThreadLifecycleOptions {
   client: DynamoDBDocumentClient;
@@ -40,32 +46,27 @@ export interface ThreadLifecycleOptions {
  */
 export class ThreadLifecycle {
   private readonly known = new Map<string, ThreadState>();
-  private readonly renewed = new Set<string>();
   private readonly touches = new Map<string, Promise<ThreadState>>();
 
   constructor(private readonly options: ThreadLifecycleOptions) {}
 
   /** The runtime renewed the record itself (with its run lease): this instance need not renew it again. */
   noteRenewed(threadId: string, ttlEpochSeconds: number): void {
-    this.renewed.add(threadId);
     const known = this.known.get(threadId);
-    if (known) known.ttl = ttlEpochSeconds;
+    if (known) known.ttl = Math.max(known.ttl, ttlEpochSeconds);
   }
 
   forget(threadId: string): void {
     this.known.delete(threadId);
-    this.renewed.delete(threadId);
   }
 
   /** The thread's generation for a write, creating or renewing its record when needed. */
   async ensureWritable(threadId: string): Promise<ThreadState> {
-    const known = this.known.get(threadId);
+    const known = this.trusted(threadId);
     const nowSeconds = Math.floor(this.options.now() / 1000);
     const slack = Math.min(RENEWAL_SLACK_SECONDS, Math.floor(this.options.ttlSeconds / 10));
-    if (known && known.ttl > nowSeconds) {
-      const fresh = known.ttl - nowSeconds >= this.options.ttlSeconds - slack;
-      if (this.renewed.has(threadId) || fresh) return known;
-    }
+    // Every write renews the expiry, coalesced: a record renewed within the slack is not written again.
+    if (known && known.ttl - nowSeconds >= this.options.ttlSeconds - slack) return known;
     const inFlight = this.touches.get(threadId);
     if (inFlight) return inFlight;
     const touch = this.touch(threadId, emptyUpdate()).finally(() => this.touches.delete(threadId));
@@ -118,7 +119,6 @@ export class ThreadLifecycle {
     }
     const state = this.remember(threadId, response.Attributes);
     if (!state) throw new Error("DynamoDB returned no thread record after an update");
-    this.renewed.add(threadId);
     return state;
   }
 
@@ -131,8 +131,8 @@ export class ThreadLifecycle {
 
   /** A live thread's state, from this instance's knowledge or one consistent read of the record. */
   async read(threadId: string): Promise<ThreadState | undefined> {
-    const known = this.known.get(threadId);
-    // Expiry only moves forward while the record lives, so a known live expiry is still live.
+    // Expiry only moves forward while the record lives, so a recently confirmed live expiry is still live.
+    const known = this.trusted(threadId);
     if (known && known.ttl > Math.floor(this.options.now() / 1000)) return known;
     const response = await withThrottlingRetry(() =>
       this.options.client.send(
@@ -146,11 +146,20 @@ export class ThreadLifecycle {
     return this.live(threadId, response.Item);
   }
 
+  private trusted(threadId: string): ThreadState | undefined {
+    const known = this.known.get(threadId);
+    return known && this.options.now() - known.confirmedAt < CONFIRMATION_MS ? known : undefined;
+  }
+
   private remember(threadId: string, record: Item | undefined): ThreadState | undefined {
-    if (!record) return undefined;
+    if (!record) {
+      this.known.delete(threadId);
+      return undefined;
+    }
     const state: ThreadState = {
       generation: String(record[THREAD_ATTRIBUTES.generation]),
       ttl: Number(record[THREAD_ATTRIBUTES.ttl]),
+      confirmedAt: this.options.now(),
     };
     this.known.set(threadId, state);
     return state;

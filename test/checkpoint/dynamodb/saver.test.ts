@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { DynamoDBClient, QueryCommand } from "@aws-sdk/client-dynamodb";
-import { Command } from "@langchain/langgraph";
+import { Annotation, Command, END, START, StateGraph } from "@langchain/langgraph";
 import { emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { DynamoDBSaver } from "../../../src/checkpoint/dynamodb/saver";
 import { buildPk } from "../../../src/checkpoint/dynamodb/keys";
@@ -388,7 +388,7 @@ describe("DynamoDBSaver expiry (integration)", () => {
     await putValues(newSaver(tenantId, { ttlSeconds: 60, now: () => now }), live, { b: 2 });
     expect(
       await removeExpiredThreadItems({ client, tableName, pk: buildPk(tenantId, expired), now }),
-    ).toBeGreaterThan(1);
+    ).toBe(1); // its checkpoint; the record is DynamoDB TTL's to remove
     expect(
       await removeExpiredThreadItems({ client, tableName, pk: buildPk(tenantId, live), now }),
     ).toBe(0);
@@ -456,5 +456,125 @@ describe("DynamoDBSaver with a real graph (integration)", () => {
     await expect(
       saver.markStatus({ configurable: { thread_id: threadId } }, "SLEEPING" as never),
     ).rejects.toThrow(InvalidIdentifierError);
+  });
+});
+
+describe("DynamoDBSaver edge cases (integration)", () => {
+  it("keeps every item under DynamoDB's 400 KB when parallel tasks write large values at once", async () => {
+    const big = () => randomBytes(63_000).toString("base64");
+    const State = Annotation.Root(
+      Object.fromEntries([..."abcdefghi"].map((key) => [key, Annotation<string>()])) as Record<
+        string,
+        ReturnType<typeof Annotation<string>>
+      >,
+    );
+    const graph = new StateGraph(State)
+      .addNode("n1", () => ({ a: big(), b: big(), c: big() }))
+      .addNode("n2", () => ({ d: big(), e: big(), f: big() }))
+      .addNode("n3", () => ({ g: big(), h: big(), i: big() }))
+      .addEdge(START, "n1")
+      .addEdge(START, "n2")
+      .addEdge(START, "n3")
+      .addEdge("n1", END)
+      .addEdge("n2", END)
+      .addEdge("n3", END)
+      .compile({ checkpointer: newSaver() });
+    const config = { configurable: { thread_id: randomUUID() } };
+    const result = await graph.invoke({}, config);
+    expect(Object.keys(result).sort()).toEqual([..."abcdefghi"]);
+    const state = await graph.getState(config);
+    expect(state.values).toEqual(result);
+  });
+
+  it("renews the thread's expiry on every write, so an active thread does not expire", async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const tenantId = `t-${randomUUID()}`;
+    const saver = newSaver(tenantId, { ttlSeconds: 100, now: () => now });
+    const threadId = randomUUID();
+    let parent: string | undefined;
+    for (let write = 0; write < 4; write += 1) {
+      parent = (await putValues(saver, threadId, { write }, parent)).configurable!
+        .checkpoint_id as string;
+      now += 30_000;
+    }
+    now += 30_000; // 60 s after the last write, 150 s after the first: alive only if writes renewed it
+    const reader = newSaver(tenantId, { ttlSeconds: 100, now: () => now });
+    const tuple = await reader.getTuple({ configurable: { thread_id: threadId } });
+    expect(tuple?.checkpoint.channel_values).toEqual({ write: 3 });
+  });
+
+  it("gives a child put issued while its parent's put is in flight the parent's values", async () => {
+    const saver = newSaver();
+    const threadId = randomUUID();
+    await putValues(saver, threadId, { seed: 1 });
+    const parentVersions = { keep: saver.getNextVersion(undefined) };
+    const parent = checkpointWith({ keep: "kept" }, parentVersions);
+    const childVersions = { ...parentVersions, other: saver.getNextVersion(undefined) };
+    const child = checkpointWith({ keep: "kept", other: 1 }, childVersions);
+    const base = { thread_id: threadId, checkpoint_ns: "" };
+    await Promise.all([
+      saver.put({ configurable: base }, parent, metadata, parentVersions),
+      saver.put({ configurable: { ...base, checkpoint_id: parent.id } }, child, metadata, {
+        other: childVersions.other,
+      }),
+    ]);
+    const read = await newSaver(saver.tenantId).getTuple({
+      configurable: { ...base, checkpoint_id: child.id },
+    });
+    expect(read?.checkpoint.channel_values).toEqual({ keep: "kept", other: 1 });
+  });
+
+  it("writes at once when no put of the thread is on its way (no hold for a checkpoint put elsewhere)", async () => {
+    const writer = newSaver();
+    const threadId = randomUUID();
+    const config = await putValues(writer, threadId, { a: 1 });
+    const other = newSaver(writer.tenantId);
+    const started = Date.now();
+    await other.putWrites(config, [["a", 2]], "task-1");
+    // The hold lasts 200 ms when it applies; a direct write takes a few ms on DynamoDB Local.
+    expect(Date.now() - started).toBeLessThan(150);
+    const tuple = await newSaver(writer.tenantId).getTuple(config);
+    expect(tuple?.pendingWrites).toEqual([["task-1", "a", 2]]);
+  });
+
+  it("lists only the checkpoint named by checkpoint_id in the config", async () => {
+    const saver = newSaver();
+    const threadId = randomUUID();
+    const first = await putValues(saver, threadId, { n: 1 });
+    await putValues(saver, threadId, { n: 2 }, first.configurable!.checkpoint_id as string);
+    const listed = [];
+    for await (const tuple of saver.list(first)) listed.push(tuple.checkpoint.id);
+    expect(listed).toEqual([first.configurable!.checkpoint_id]);
+  });
+
+  it("validates each part of a nested namespace and the escaped whole against the sort-key limit", async () => {
+    const saver = newSaver();
+    const part = (name: string) => `${name.repeat(110)}:${randomUUID()}`;
+    const nested = `${part("a")}|${part("b")}`;
+    const config = { configurable: { thread_id: randomUUID(), checkpoint_ns: nested } };
+    const versions = { x: saver.getNextVersion(undefined) };
+    const stored = await saver.put(config, checkpointWith({ x: 1 }, versions), metadata, versions);
+    expect((await saver.getTuple(stored))?.checkpoint.channel_values).toEqual({ x: 1 });
+    const tooLong = {
+      configurable: { thread_id: randomUUID(), checkpoint_ns: `${part("c")}|${"d".repeat(300)}` },
+    };
+    await expect(saver.put(tooLong, checkpointWith({}, {}), metadata, {})).rejects.toThrow(
+      InvalidIdentifierError,
+    );
+  });
+
+  it("never removes a live thread's record or items in the cleaner, even when it restarted meanwhile", async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const tenantId = `t-${randomUUID()}`;
+    const threadId = randomUUID();
+    await putValues(newSaver(tenantId, { ttlSeconds: 60, now: () => now }), threadId, { old: 1 });
+    now += 61_000;
+    // The thread starts again (a new generation) after the record expired, before the cleaner runs.
+    await putValues(newSaver(tenantId, { ttlSeconds: 60, now: () => now }), threadId, { fresh: 1 });
+    await removeExpiredThreadItems({ client, tableName, pk: buildPk(tenantId, threadId), now });
+    const tuple = await newSaver(tenantId, { ttlSeconds: 60, now: () => now }).getTuple({
+      configurable: { thread_id: threadId },
+    });
+    expect(tuple?.checkpoint.channel_values).toEqual({ fresh: 1 });
   });
 });
