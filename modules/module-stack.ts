@@ -12,6 +12,7 @@ import { DEFAULTS } from "./construct/props";
 import {
   Architecture,
   ARCHITECTURES,
+  CORS_ORIGIN_PATTERN,
   IMAGE_URI_PATTERN,
   LOG_RETENTION_DAYS,
   MAX_API_TIMEOUT_SECONDS,
@@ -368,8 +369,9 @@ const VARIABLES = {
     default: null,
     validation: [
       {
-        condition: `var.create_kms_key || can(regex("^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/", var.kms_key_arn))`,
-        message: "Invalid kms_key_arn: expected a KMS key ARN when create_kms_key is false.",
+        condition: `var.create_kms_key ? var.kms_key_arn == null : can(regex("^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/", var.kms_key_arn))`,
+        message:
+          "Invalid kms_key_arn: expected a KMS key ARN with create_kms_key = false, and none when the key is created.",
       },
     ],
   },
@@ -425,13 +427,14 @@ const VARIABLES = {
   },
   cors_allow_origins: {
     type: "list(string)",
-    description: "Origins allowed by CORS, like https://app.example.com (default none; never *)",
+    description:
+      "Origins allowed by CORS, like https://app.example.com (default none; http only for localhost and 127.0.0.1; never *)",
     default: [],
     validation: [
       {
-        condition: `alltrue([for origin in var.cors_allow_origins : can(regex("^https?://[^*\\\\s/]+$", origin))])`,
+        condition: `alltrue([for origin in var.cors_allow_origins : can(regex(${hcl(CORS_ORIGIN_PATTERN)}, origin))])`,
         message:
-          "Invalid cors_allow_origins: expected origins like https://app.example.com, never *.",
+          "Invalid cors_allow_origins: expected https origins like https://app.example.com (http only for localhost or 127.0.0.1), never *.",
       },
     ],
   },

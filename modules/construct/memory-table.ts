@@ -282,6 +282,26 @@ function assertProps(props: MemoryTableProps): void {
       "expected a key ARN when create_kms_key is false, got none",
     );
   }
+  if ((props.createKmsKey ?? true) === true && props.kmsKeyArn !== undefined) {
+    throw new InvalidConfigurationError(
+      "kms_key_arn",
+      `expected none when the module creates the key (create_kms_key = true), got ${JSON.stringify(props.kmsKeyArn)}`,
+    );
+  }
+  if ((props.createCognitoUserPool ?? props.jwtIssuer === undefined) === true) {
+    if (props.jwtIssuer !== undefined) {
+      throw new InvalidConfigurationError(
+        "jwt_issuer",
+        `expected none with the created user pool (create_cognito_user_pool = true), got ${JSON.stringify(props.jwtIssuer)}`,
+      );
+    }
+    if ((props.jwtAudience ?? []).length > 0) {
+      throw new InvalidConfigurationError(
+        "jwt_audience",
+        `expected none without an external jwt_issuer, got ${JSON.stringify(props.jwtAudience)}`,
+      );
+    }
+  }
   const external: Flag | undefined = props.createCognitoUserPool;
   if ((external === false || props.jwtIssuer !== undefined) && isLiteral(props.jwtIssuer ?? "x")) {
     if (props.jwtIssuer === undefined || !/^https:\/\//.test(props.jwtIssuer)) {

@@ -27,6 +27,10 @@ export const SECRET_NAME_PATTERN =
   "(?i)(secret|password|passwd|token|private_key|api_key|credential)";
 const SECRET_NAME_REGEXP = /(secret|password|passwd|token|private_key|api_key|credential)/i;
 
+/** CORS origins: https only (a browser origin over http is readable by anyone on the path), http for local dev. */
+export const CORS_ORIGIN_PATTERN =
+  "^(https://[^*\\s/]+|http://(localhost|127\\.0\\.0\\.1)(:[0-9]{1,5})?)$";
+
 export const ARCHITECTURES = ["arm64", "x86_64"] as const;
 export type Architecture = (typeof ARCHITECTURES)[number];
 
@@ -84,8 +88,12 @@ export function assertEnvironment(value: Record<string, string>): void {
 export function assertCorsOrigins(value: string[]): void {
   if (!isLiteral(value)) return;
   for (const origin of value) {
-    if (isLiteral(origin) && !/^https?:\/\/[^*\s/]+$/.test(origin)) {
-      reject("cors_allow_origins", "origins like https://app.example.com (never *)", origin);
+    if (isLiteral(origin) && !new RegExp(CORS_ORIGIN_PATTERN).test(origin)) {
+      reject(
+        "cors_allow_origins",
+        "https origins like https://app.example.com (http only for localhost or 127.0.0.1, never *)",
+        origin,
+      );
     }
   }
 }

@@ -161,6 +161,14 @@ describe("MemoryTable construct (synth)", () => {
     });
   });
 
+  it("accepts http origins for local development only (localhost, 127.0.0.1)", () => {
+    const origins = ["https://app.example.com", "http://localhost:3000", "http://127.0.0.1:5173"];
+    const listed = synthesize(build({ corsAllowOrigins: origins }).stack);
+    expect(onlyResource(listed, "aws_apigatewayv2_api")[1].cors_configuration).toMatchObject({
+      allow_origins: origins,
+    });
+  });
+
   it("answers CORS only for listed origins", () => {
     const none = synthesize(build().stack);
     expect(onlyResource(none, "aws_apigatewayv2_api")[1].cors_configuration).toBeUndefined();
@@ -315,7 +323,24 @@ describe("MemoryTable construct (synth)", () => {
       { environment: { DB_PASSWORD: "x" } },
       /^Invalid environment: expected no variable whose name suggests a secret/,
     ],
-    [{ corsAllowOrigins: ["*"] }, /^Invalid cors_allow_origins: expected origins like/],
+    [{ corsAllowOrigins: ["*"] }, /^Invalid cors_allow_origins: expected https origins like/],
+    [
+      { corsAllowOrigins: ["http://app.example.com"] },
+      /^Invalid cors_allow_origins: expected https origins like/,
+    ],
+    [
+      { kmsKeyArn: "arn:aws:kms:eu-west-1:123456789012:key/11111111-2222-3333-4444-555555555555" },
+      /^Invalid kms_key_arn: expected none when the module creates the key/,
+    ],
+    [{ jwtAudience: ["agents-api"] }, /^Invalid jwt_audience: expected none without an external/],
+    [
+      {
+        createCognitoUserPool: true,
+        jwtIssuer: "https://issuer.example.com/",
+        jwtAudience: ["agents-api"],
+      },
+      /^Invalid jwt_issuer: expected none with the created user pool/,
+    ],
     [{ createKmsKey: false }, /^Invalid kms_key_arn: expected a key ARN/],
     [
       { jwtIssuer: "https://issuer.example.com/" },
