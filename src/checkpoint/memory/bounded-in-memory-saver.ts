@@ -89,7 +89,7 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const rawThreadId: unknown = config.configurable?.thread_id;
-    if (rawThreadId === undefined) return undefined;
+    if (rawThreadId === undefined || rawThreadId === null) return undefined;
     const threadId = this.identifier("thread_id", rawThreadId);
     const namespace = this.namespace(config.configurable?.checkpoint_ns ?? "");
     const requestedId = getCheckpointId(config);

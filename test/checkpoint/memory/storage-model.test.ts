@@ -76,6 +76,12 @@ describe("BoundedInMemorySaver storage model", () => {
     expect((await graph.getState(branchB)).values).toEqual({ value: "B" });
   });
 
+  it("answers undefined, not an error, for a getTuple without a thread id (null or missing)", async () => {
+    const saver = new BoundedInMemorySaver();
+    expect(await saver.getTuple({ configurable: { thread_id: null } })).toBeUndefined();
+    expect(await saver.getTuple({ configurable: {} })).toBeUndefined();
+  });
+
   it("is also exported as InMemorySaver", () => {
     expect(new InMemorySaver()).toBeInstanceOf(BoundedInMemorySaver);
   });
