@@ -139,10 +139,15 @@ export class RunEngine {
       nextNodes: previous?.nextNodes ?? [],
       interrupts: previous?.interrupts ?? [],
     };
+    // An aborted stream returns at once while its node's code may still run (JavaScript cannot stop it): then
+    // the outcome is written but the lease stays until it lapses at this run's deadline, so no continuation
+    // can run the same node alongside it.
+    let keepLease = false;
     try {
       if (request.kind === "resume") checkResumeTargets(request, previous);
       const graph = await this.graph(request.assistantId, request.tenantId);
-      const outcome = await this.execute(graph, scope, request, budgetMs);
+      const { outcome, nodesRunning } = await this.execute(graph, scope, request, budgetMs);
+      keepLease = outcome.kind === "deadline" && nodesRunning;
       release = releaseFor(outcome);
       return outcome;
     } catch (error) {
@@ -157,6 +162,7 @@ export class RunEngine {
           threadId: request.threadId,
           owner,
           now: Date.now(),
+          keepLease,
           ...release,
         })
         .catch((error: unknown) => {
@@ -232,7 +238,7 @@ export class RunEngine {
     if (request.kind === "resume") throw new CheckpointerRequiredError("Resuming a run");
     if (budgetMs <= 0) return { kind: "deadline" };
     const graph = await this.graph(request.assistantId, request.tenantId);
-    const outcome = await this.execute(graph, this.tenant(request.tenantId), request, budgetMs);
+    const { outcome } = await this.execute(graph, this.tenant(request.tenantId), request, budgetMs);
     if (outcome.kind === "paused") throw new CheckpointerRequiredError("Pausing at an interrupt");
     return outcome;
   }
@@ -242,6 +248,19 @@ export class RunEngine {
     scope: TenantScope,
     request: RunRequest,
     budgetMs: number,
+  ): Promise<{ outcome: RunOutcome; nodesRunning: boolean }> {
+    // Tasks that started and reported no result: after an abort, their node code may still be running.
+    const started = new Set<string>();
+    const outcome = await this.stream(graph, scope, request, budgetMs, started);
+    return { outcome, nodesRunning: started.size > 0 };
+  }
+
+  private async stream(
+    graph: HandlerGraph,
+    scope: TenantScope,
+    request: RunRequest,
+    budgetMs: number,
+    started: Set<string>,
   ): Promise<RunOutcome> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), budgetMs);
@@ -262,7 +281,12 @@ export class RunEngine {
           const [mode, payload] = chunk as [string, Record<string, unknown>];
           if (mode === "values") {
             if (!("__interrupt__" in payload)) values = payload;
-          } else if (Array.isArray(payload.interrupts) && payload.interrupts.length > 0) {
+            continue;
+          }
+          // A task's start event carries its input; its end event its result, error or interrupts.
+          if ("input" in payload) started.add(String(payload.id));
+          else started.delete(String(payload.id));
+          if (Array.isArray(payload.interrupts) && payload.interrupts.length > 0) {
             // A task's end event with interrupts: that node is where the thread waits.
             if (!nextNodes.includes(String(payload.name))) nextNodes.push(String(payload.name));
             for (const raised of payload.interrupts as Array<{ id?: string; value?: unknown }>) {

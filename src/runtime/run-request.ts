@@ -21,5 +21,5 @@ export async function runAndRecord(
 }
 
 export function deadlineMessage(threadId: string): string {
-  return new RunDeadlineError(threadId).message;
+  return `${new RunDeadlineError(threadId).message}. Until the stopped step's Lambda deadline passes, that run may answer 409 (busy): retry after a few seconds`;
 }

@@ -23,9 +23,13 @@ export const SEARCH_STATUSES: Record<string, ThreadStatus> = {
   ERROR: "ERROR",
 };
 
-/** The status a client sees: a RUNNING thread whose lease lapsed (its container died) is in error. */
+/**
+ * The status a client sees: a leased thread is RUNNING (a stopped run's node may still run until its lease
+ * lapses); a RUNNING thread whose lease lapsed (its container died) is in error.
+ */
 export function effectiveStatus(record: ThreadRecord, now: number): ThreadStatus | undefined {
-  if (record.status === "RUNNING" && !isLeased(record, now)) return "ERROR";
+  if (isLeased(record, now)) return "RUNNING";
+  if (record.status === "RUNNING") return "ERROR";
   return record.status;
 }
 

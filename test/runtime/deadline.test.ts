@@ -1,5 +1,6 @@
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
-import { createHandler } from "../../src/runtime/handler";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { createHandler, type ApiHandler } from "../../src/runtime/handler";
 import { apiEvent, backendOptions, quietLogger, type Backend } from "./support";
 
 const State = Annotation.Root({
@@ -7,35 +8,73 @@ const State = Annotation.Root({
   slowDone: Annotation<boolean>(),
 });
 
+interface SlowGraph {
+  handler: ApiHandler;
+  counts: { prepare: number; slow: number; active: number; maxActive: number };
+}
+
+/** prepare -> slow -> end; `slow` ignores the AbortSignal unless `honourSignal`. */
+async function slowGraph(
+  backend: Backend,
+  slowNodeMs: number,
+  deadlineMarginMs: number,
+  honourSignal = false,
+): Promise<SlowGraph> {
+  const counts = { prepare: 0, slow: 0, active: 0, maxActive: 0 };
+  const handler = createHandler({
+    graph: ({ checkpointer }) =>
+      new StateGraph(State)
+        .addNode("prepare", () => {
+          counts.prepare += 1;
+          return { prepared: true };
+        })
+        .addNode("slow", async (_state, config: LangGraphRunnableConfig) => {
+          counts.slow += 1;
+          counts.active += 1;
+          counts.maxActive = Math.max(counts.maxActive, counts.active);
+          try {
+            await new Promise<void>((resolve, reject) => {
+              const timer = setTimeout(resolve, slowNodeMs);
+              if (honourSignal) {
+                config.signal?.addEventListener("abort", () => {
+                  clearTimeout(timer);
+                  reject(new Error("aborted"));
+                });
+              }
+            });
+          } finally {
+            counts.active -= 1;
+          }
+          return { slowDone: true };
+        })
+        .addEdge(START, "prepare")
+        .addEdge("prepare", "slow")
+        .addEdge("slow", END)
+        .compile({ checkpointer }),
+    deadlineMarginMs,
+    logger: quietLogger,
+    metrics: false,
+    ...(await backendOptions(backend)),
+  });
+  return { handler, counts };
+}
+
+const longLambda = { awsRequestId: "long", getRemainingTimeInMillis: () => 30_000 };
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000) {
+  const until = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 describe.each<Backend>(["memory", "dynamodb"])("deadline (%s checkpointer)", (backend) => {
-  it("stops a run before the Lambda deadline, frees the lease, and a later call completes it", async () => {
-    // The node outlasts the short Lambda's budget (2.5 s minus the 200 ms margin) by far, even on a loaded machine.
-    const slowNodeMs = 6000;
-    let prepareRuns = 0;
-    let slowRuns = 0;
-    const handler = createHandler({
-      graph: ({ checkpointer }) =>
-        new StateGraph(State)
-          .addNode("prepare", () => {
-            prepareRuns += 1;
-            return { prepared: true };
-          })
-          .addNode("slow", async () => {
-            slowRuns += 1;
-            await new Promise((resolve) => setTimeout(resolve, slowNodeMs));
-            return { slowDone: true };
-          })
-          .addEdge(START, "prepare")
-          .addEdge("prepare", "slow")
-          .addEdge("slow", END)
-          .compile({ checkpointer }),
-      deadlineMarginMs: 200,
-      logger: quietLogger,
-      metrics: false,
-      ...(await backendOptions(backend)),
-    });
+  it("stops a run before the Lambda deadline, keeps the lease while the node still runs, and a later call completes it", async () => {
+    // The node outlasts the short Lambda's budget (2 s minus the 800 ms margin) and ignores the abort.
+    const { handler, counts } = await slowGraph(backend, 3000, 800);
     const tenantId = `tenant-deadline-${backend}`;
-    const shortLambda = { awsRequestId: "short", getRemainingTimeInMillis: () => 2500 };
+    const shortLambda = { awsRequestId: "short", getRemainingTimeInMillis: () => 2000 };
     const stopped = await handler(
       apiEvent("POST", "/threads/slow-1/runs/wait", {
         body: JSON.stringify({ assistant_id: "agent", input: {}, if_not_exists: "create" }),
@@ -48,7 +87,23 @@ describe.each<Backend>(["memory", "dynamodb"])("deadline (%s checkpointer)", (ba
       __error__: { error: "TimeoutError", message: expect.stringMatching(/stopped early/) },
     });
 
-    // The lease is free (status is not busy) and the thread kept its last checkpoint.
+    // The aborted node still runs: an immediate continuation must not run it a second time alongside.
+    const tooSoon = await handler(
+      apiEvent("POST", "/threads/slow-1/runs/wait", {
+        body: JSON.stringify({ assistant_id: "agent", input: null }),
+        tenantId,
+      }),
+      longLambda,
+    );
+    expect(tooSoon.statusCode).toBe(409);
+    expect(counts.slow).toBe(1);
+
+    // Once the node ended and the lease lapsed, the thread is free and kept its last checkpoint.
+    await waitFor(() => counts.active === 0);
+    await waitFor(async () => {
+      const thread = await handler(apiEvent("GET", "/threads/slow-1", { tenantId }));
+      return JSON.parse(thread.body!).status === "error";
+    });
     const thread = await handler(apiEvent("GET", "/threads/slow-1", { tenantId }));
     expect(JSON.parse(thread.body!)).toMatchObject({ status: "error", values: { prepared: true } });
     const state = JSON.parse(
@@ -56,31 +111,54 @@ describe.each<Backend>(["memory", "dynamodb"])("deadline (%s checkpointer)", (ba
     );
     expect(state.next).toEqual(["slow"]);
 
-    // The simple face says the same, and how to continue.
+    const continued = await handler(
+      apiEvent("POST", "/threads/slow-1/runs/wait", {
+        body: JSON.stringify({ assistant_id: "agent", input: null }),
+        tenantId,
+      }),
+      longLambda,
+    );
+    expect(continued.statusCode).toBe(200);
+    expect(JSON.parse(continued.body!)).toEqual({ prepared: true, slowDone: true });
+    // `prepare` ran once: the continuation started from the checkpoint after it; `slow` never overlapped.
+    expect(counts.prepare).toBe(1);
+    expect(counts.slow).toBe(2);
+    expect(counts.maxActive).toBe(1);
+  });
+
+  it("the simple face says how to continue; the continuation runs once the stopped run's lease lapsed", async () => {
+    const { handler, counts } = await slowGraph(backend, 3000, 800, true);
+    const tenantId = `tenant-deadline-signal-${backend}`;
     const simple = await handler(
       apiEvent("POST", "/invoke", {
         body: JSON.stringify({ thread_id: "slow-2", input: {} }),
         tenantId,
       }),
-      shortLambda,
+      { awsRequestId: "short", getRemainingTimeInMillis: () => 1500 },
     );
     expect(simple.statusCode).toBe(202);
     expect(JSON.parse(simple.body!)).toMatchObject({
       status: "STOPPED_EARLY",
       continue_with: { thread_id: "slow-2", input: null },
     });
-
+    expect(counts.active).toBe(0);
+    // The lease lapses at the stopped run's Lambda deadline (1.5 s after it started).
+    await waitFor(async () => {
+      const status = await handler(apiEvent("GET", "/threads/slow-2/status", { tenantId }));
+      return JSON.parse(status.body!).status === "ERROR";
+    });
     const continued = await handler(
-      apiEvent("POST", "/threads/slow-1/runs/wait", {
-        body: JSON.stringify({ assistant_id: "agent", input: null }),
+      apiEvent("POST", "/invoke", {
+        body: JSON.stringify({ thread_id: "slow-2", input: null }),
         tenantId,
       }),
-      { awsRequestId: "long", getRemainingTimeInMillis: () => 30_000 },
+      longLambda,
     );
     expect(continued.statusCode).toBe(200);
-    expect(JSON.parse(continued.body!)).toEqual({ prepared: true, slowDone: true });
-    // `prepare` ran once per thread: the continuation started from the checkpoint after it.
-    expect(prepareRuns).toBe(2);
-    expect(slowRuns).toBe(3);
+    expect(JSON.parse(continued.body!)).toMatchObject({
+      status: "COMPLETED",
+      result: { prepared: true, slowDone: true },
+    });
+    expect(counts.prepare).toBe(1);
   });
 });

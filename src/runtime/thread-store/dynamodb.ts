@@ -1,14 +1,13 @@
 import { randomBytes } from "node:crypto";
 import type { AttributeValue, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
-  DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { buildPk, THREAD_RECORD_SK } from "../../checkpoint/dynamodb/keys";
-import { batchGetAll } from "../../checkpoint/dynamodb/retry";
+import { batchGetAll, batchWriteAll } from "../../checkpoint/dynamodb/retry";
 import {
   TABLE_KEYS,
   THREADS_BY_STATUS_INDEX,
@@ -192,12 +191,12 @@ export class DynamoDBThreadStore implements ThreadStore {
         : buildStatusUpdate(input.tenantId, input.status, input.nextNodes.join(","));
     const update = renderUpdate(outcome, {
       set: ["#updated_at = :now", "#interrupts = :interrupts"],
-      remove: ["#owner", "#expires"],
+      remove: input.keepLease ? [] : ["#owner", "#expires"],
       names: {
         "#updated_at": A.updatedAt,
         "#interrupts": A.interrupts,
         "#owner": A.leaseOwner,
-        "#expires": A.leaseExpiresAt,
+        ...(input.keepLease ? {} : { "#expires": A.leaseExpiresAt }),
       },
       values: {
         ":now": input.now,
@@ -309,20 +308,19 @@ export class DynamoDBThreadStore implements ThreadStore {
   }
 
   async delete(tenantId: string, threadId: string, owner: string): Promise<void> {
-    try {
-      await this.client.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: recordKey(tenantId, threadId),
-          ConditionExpression: "#owner = :owner",
-          ExpressionAttributeNames: { "#owner": A.leaseOwner },
-          ExpressionAttributeValues: { ":owner": owner },
-        }),
-      );
-    } catch (error) {
-      // Already gone with the partition, or a later run's record: either way not ours to remove.
-      if (!isConditionFailure(error)) throw error;
-    }
+    // Usually gone already with the saver's partition. The module grants no DeleteItem, so no conditional
+    // delete: the record is removed only while this deletion still holds its lease (a consistent read first).
+    const result = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: recordKey(tenantId, threadId),
+        ConsistentRead: true,
+      }),
+    );
+    if (result.Item?.[A.leaseOwner] !== owner) return;
+    await batchWriteAll(this.client, this.tableName, [
+      { DeleteRequest: { Key: recordKey(tenantId, threadId) } },
+    ]);
   }
 
   private touch(tenantId: string, threadId: string, nowMs: number): UpdateFragment {

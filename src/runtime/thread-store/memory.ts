@@ -92,6 +92,7 @@ export class InMemoryThreadStore implements ThreadStore {
     record.nextNodes = [...input.nextNodes];
     record.interrupts = input.interrupts.map((item) => ({ ...item }));
     record.updatedAt = input.now;
+    if (input.keepLease) return true;
     delete record.leaseOwner;
     delete record.leaseExpiresAt;
     return true;

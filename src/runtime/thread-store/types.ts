@@ -53,6 +53,8 @@ export interface ReleaseLeaseInput {
   status: ThreadStatus | undefined;
   nextNodes: string[];
   interrupts: PendingInterrupt[];
+  /** Write the outcome but keep the lease until it lapses (an aborted node may still be running). */
+  keepLease?: boolean;
 }
 
 export interface LockForDeleteInput {
