@@ -290,12 +290,57 @@ describe("DynamoDBSaver storage (integration)", () => {
     flaky.destroy();
   });
 
-  it("deletes every item of a thread with 150 checkpoints", async () => {
+  it("reads through unprocessed BatchGetItem keys and throttled record updates (injected by middleware)", async () => {
+    const tenantId = `t-${randomUUID()}`;
+    const threadId = randomUUID();
+    const writer = newSaver(tenantId);
+    const large = randomBytes(1_500).toString("base64"); // incompressible: too large to copy
+    // A value over the copy limit stays in its ancestor item, so reading the child needs a BatchGetItem.
+    const first = await putValues(writer, threadId, { large: large });
+    const childVersions = { other: writer.getNextVersion(undefined) };
+    const firstTuple = await writer.getTuple(first);
+    const child = checkpointWith(
+      { large: large, other: 1 },
+      { ...(firstTuple!.checkpoint.channel_versions as Record<string, number>), ...childVersions },
+    );
+    const childConfig = await writer.put(first, child, metadata, childVersions);
+    let unprocessed = 0;
+    let throttledUpdates = 0;
+    const { client: flaky, requests } = instrumentedClient((command, input) => {
+      if (command === "BatchGetItemCommand" && unprocessed < 2) {
+        unprocessed += 1;
+        return {
+          output: { Responses: {}, UnprocessedKeys: input.RequestItems, $metadata: {} },
+          response: {},
+        };
+      }
+      if (command === "UpdateItemCommand" && throttledUpdates < 2) {
+        throttledUpdates += 1;
+        throw Object.assign(new Error("Rate exceeded"), { name: "ThrottlingException" });
+      }
+      return undefined;
+    });
+    const reader = new DynamoDBSaver({ tableName, client: flaky, tenantId });
+    const read = await reader.getTuple(childConfig);
+    expect(read?.checkpoint.channel_values).toEqual({ large: large, other: 1 });
+    expect(requests.filter((command) => command === "BatchGetItemCommand").length).toBe(3);
+    await reader.markStatus(childConfig, "COMPLETED");
+    expect(throttledUpdates).toBe(2);
+    flaky.destroy();
+  });
+
+  it("deletes every item of a thread with 150 checkpoints (1.2 MB, more than one Query page)", async () => {
     const saver = newSaver();
     const threadId = randomUUID();
     let parent: string | undefined;
     for (let i = 0; i < 150; i += 1) {
-      const config = await putValues(saver, threadId, { i }, parent);
+      // ~8 KB per checkpoint: 1.2 MB in all, so the deletion pages past one Query.
+      const config = await putValues(
+        saver,
+        threadId,
+        { i, pad: randomBytes(6_000).toString("base64") },
+        parent,
+      );
       await saver.putWrites(config, [["i", i]], `task-${i}`);
       parent = config.configurable!.checkpoint_id as string;
     }
@@ -317,7 +362,7 @@ describe("DynamoDBSaver storage (integration)", () => {
     const threadId = randomUUID();
     const ids: string[] = [];
     let parent: string | undefined;
-    for (let i = 0; i < 30; i += 1) {
+    for (let i = 0; i < 40; i += 1) {
       const versions = { blob: saver.getNextVersion(undefined) };
       const checkpoint = checkpointWith({ blob: randomBytes(30_000).toString("base64") }, versions);
       const config = await saver.put(
@@ -335,10 +380,14 @@ describe("DynamoDBSaver storage (integration)", () => {
       ids.push(parent);
     }
     const all = [];
-    for await (const tuple of newSaver(saver.tenantId).list({
-      configurable: { thread_id: threadId },
-    }))
+    const { client: counted, requests } = instrumentedClient();
+    const reader = new DynamoDBSaver({ tableName, client: counted, tenantId: saver.tenantId });
+    for await (const tuple of reader.list({ configurable: { thread_id: threadId } }))
       all.push(tuple);
+    counted.destroy();
+    // 40 checkpoints of ~30 KB each: more than DynamoDB's 1 MB Query page, so the listing paged.
+    expect(requests.filter((command) => command === "QueryCommand").length).toBeGreaterThan(1);
+    expect(requests).not.toContain("ScanCommand");
     expect(all.map((tuple) => tuple.checkpoint.id)).toEqual([...ids].reverse());
     expect(
       all.every((tuple) => (tuple.checkpoint.channel_values.blob as string).length === 40_000),
@@ -352,6 +401,18 @@ describe("DynamoDBSaver storage (integration)", () => {
       filtered.push(tuple.metadata?.step);
     }
     expect(filtered).toEqual([19, 17, 15]);
+
+    const { client: tenantCounted, requests: tenantRequests } = instrumentedClient();
+    const tenantWide = new DynamoDBSaver({
+      tableName,
+      client: tenantCounted,
+      tenantId: saver.tenantId,
+    });
+    let listedWithoutThread = 0;
+    for await (const _tuple of tenantWide.list({}, { limit: 5 })) listedWithoutThread += 1;
+    tenantCounted.destroy();
+    expect(listedWithoutThread).toBe(5);
+    expect(tenantRequests).not.toContain("ScanCommand");
   });
 });
 
