@@ -1,8 +1,10 @@
 /**
  * The image's expired-thread cleaner (CMD `cleaner.handler`), triggered by the table's stream. DynamoDB TTL
  * deletes only a thread's record; this removes the rest of that thread's items. Only TTL removals of thread
- * records are acted on; every other stream record is ignored. Removal is idempotent, so a failed batch is
- * thrown and retried whole by the event source mapping.
+ * records are acted on; every other stream record is ignored. The event source mapping has
+ * `ReportBatchItemFailures`: the records of threads that could not be cleaned are returned as batch item
+ * failures (by sequence number), so the shard is retried from the first of them, not from the whole batch.
+ * Removal is idempotent, so records retried after a success are harmless.
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
@@ -14,9 +16,14 @@ import { createLogger } from "../src/runtime/observability";
 import { readEndpoint, readLogLevel, readTableName } from "./image-config";
 import { atColdStart } from "./init-error";
 
-type StreamRecord = Parameters<typeof isExpiredThreadRemoval>[0];
+type StreamRecord = Parameters<typeof isExpiredThreadRemoval>[0] & {
+  dynamodb?: { SequenceNumber?: string };
+};
 
+/** The response shape Lambda reads for `ReportBatchItemFailures`, with what was done for the logs and tests. */
 export interface CleanerResult {
+  /** Stream records (by sequence number) of threads that could not be cleaned: Lambda retries from them. */
+  batchItemFailures: { itemIdentifier: string }[];
   /** Stream records received. */
   records: number;
   /** Expired threads whose items were removed. */
@@ -32,15 +39,18 @@ export const handler = atColdStart(() => {
 
   return async (event: unknown): Promise<CleanerResult> => {
     const records = streamRecords(event);
-    const partitions = [
-      ...new Set(
-        records.filter(isExpiredThreadRemoval).map((record) => record.dynamodb!.Keys!.pk!.S!),
-      ),
-    ];
+    const removals = records.filter(isExpiredThreadRemoval);
+    const partitions = [...new Set(removals.map((record) => record.dynamodb!.Keys!.pk!.S!))];
     const results = await Promise.allSettled(
       partitions.map((pk) => removeExpiredThreadItems({ client, tableName, pk })),
     );
     const failures = results.filter((result) => result.status === "rejected");
+    const failedPartitions = new Set(
+      partitions.filter((_, index) => results[index]!.status === "rejected"),
+    );
+    const failedRecords = removals.filter((record) =>
+      failedPartitions.has(record.dynamodb!.Keys!.pk!.S!),
+    );
     const itemsRemoved = results.reduce(
       (total, result) => total + (result.status === "fulfilled" ? result.value : 0),
       0,
@@ -54,13 +64,27 @@ export const handler = atColdStart(() => {
       },
       "expired threads cleaned",
     );
-    if (failures.length > 0) {
+    for (const failure of failures) {
+      logger.error(
+        { err: (failure as PromiseRejectedResult).reason },
+        "expired thread not cleaned",
+      );
+    }
+    // Without a sequence number a failed record cannot be reported alone: fail the batch, retried whole.
+    if (failedRecords.some((record) => typeof record.dynamodb?.SequenceNumber !== "string")) {
       throw new AggregateError(
         failures.map((failure) => (failure as PromiseRejectedResult).reason),
         `${failures.length} of ${partitions.length} expired threads could not be cleaned; the batch is retried`,
       );
     }
-    return { records: records.length, threads: partitions.length, itemsRemoved };
+    return {
+      batchItemFailures: failedRecords.map((record) => ({
+        itemIdentifier: record.dynamodb!.SequenceNumber!,
+      })),
+      records: records.length,
+      threads: partitions.length,
+      itemsRemoved,
+    };
   };
 });
 

@@ -508,7 +508,8 @@ const VARIABLES = {
   },
   cleaner_reserved_concurrent_executions: {
     type: "number",
-    description: "Reserved concurrency of the cleaner",
+    description:
+      "Reserved concurrency of the cleaner: the stream runs one batch per shard at a time, so below the table's stream shard count (which grows with the table) batches wait and cleanup lags; expired items stay hidden meanwhile",
     default: DEFAULTS.cleanerReservedConcurrentExecutions,
     validation: [
       {

@@ -328,9 +328,15 @@ describeWithImageNode(
           // An application's delete and a non-record item are not expiries: ignored.
           { pk: keptPk, sk: THREAD_RECORD_SK, byTtl: false },
           { pk: keptPk, sk: "c#0001", byTtl: true },
+          // A partition DynamoDB refuses to query (an empty key value): a real failure of one thread,
+          // reported by its sequence number so Lambda retries from it, not the whole batch.
+          { pk: "", sk: THREAD_RECORD_SK, byTtl: true },
         ]),
       );
-      expect(outcome).toMatchObject({ kind: "response", body: { records: 3, threads: 1 } });
+      expect(outcome).toMatchObject({
+        kind: "response",
+        body: { records: 4, threads: 2, batchItemFailures: [{ itemIdentifier: "1003" }] },
+      });
       expect((outcome.body as { itemsRemoved: number }).itemsRemoved).toBeGreaterThan(0);
       expect(await itemCount(expiredPk)).toBe(0);
       expect(await itemCount(keptPk)).toBe(keptBefore);

@@ -115,6 +115,8 @@ describe("MemoryTable construct (synth)", () => {
     const [queueName] = onlyResource(synthesized, "aws_sqs_queue");
     const [, mapping] = onlyResource(synthesized, "aws_lambda_event_source_mapping");
     expect(mapping.event_source_arn).toBe(ref("aws_dynamodb_table", tableName, "stream_arn"));
+    // image/cleaner.ts answers with batchItemFailures: only its failed threads' records are retried.
+    expect(mapping.function_response_types).toEqual(["ReportBatchItemFailures"]);
     expect(mapping.destination_config).toEqual({
       on_failure: { destination_arn: ref("aws_sqs_queue", queueName, "arn") },
     });
