@@ -75,12 +75,26 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
 
     expect(one(key, "aws_kms_key").change.after).toMatchObject({ enable_key_rotation: true });
     const keyPolicy = JSON.parse(String(one(key, "aws_kms_key").change.after.policy)) as {
-      Statement: { Principal: unknown; Condition?: unknown }[];
+      Statement: {
+        Sid: string;
+        Principal: unknown;
+        Condition?: { ArnEquals?: Record<string, string[]> };
+      }[];
     };
     for (const statement of keyPolicy.Statement)
       expect(JSON.stringify(statement.Principal)).not.toContain('"*"');
-    expect(JSON.stringify(keyPolicy)).toContain(
-      `arn:aws:logs:eu-west-1:123456789012:log-group:/aws/lambda/agents-${key}`,
+    // CloudWatch Logs may use the key for exactly the log groups this instance plans, nothing else.
+    const logsStatement = keyPolicy.Statement.find(
+      (statement) => statement.Sid === "CloudWatchLogsForThisModule",
+    )!;
+    const plannedGroups = inModule(key, "aws_cloudwatch_log_group").map((group) =>
+      String(group.change.after.name),
+    );
+    expect(plannedGroups).toHaveLength(3);
+    expect(
+      [...logsStatement.Condition!.ArnEquals!["kms:EncryptionContext:aws:logs:arn"]!].sort(),
+    ).toEqual(
+      plannedGroups.map((name) => `arn:aws:logs:eu-west-1:123456789012:log-group:${name}`).sort(),
     );
 
     for (const fn of inModule(key, "aws_lambda_function")) {

@@ -73,12 +73,20 @@ export function expectSecurityBar(synthesized: Synthesized): void {
   const logArns = logsStatement.Condition!.ArnEquals![
     "kms:EncryptionContext:aws:logs:arn"
   ] as string[];
-  expect(logArns).toHaveLength(3);
-  for (const arn of logArns) expect(arn).toMatch(/:log-group:\/aws\/(lambda|apigateway)\//);
-
   // Log groups: retention and the key.
   const logGroups = resourcesOf(synthesized, "aws_cloudwatch_log_group");
   expect(logGroups).toHaveLength(3);
+  // The key serves exactly the groups the module creates: same names, in this partition, region and account.
+  const [regionSource] = Object.keys(synthesized.data?.aws_region ?? {});
+  const [partitionSource] = Object.keys(synthesized.data?.aws_partition ?? {});
+  const region = `\${data.aws_region.${regionSource}.name}`;
+  const arnPrefix = `arn:\${data.aws_partition.${partitionSource}.partition}:logs:${region}:`;
+  const accountOf = (arn: string) => arn.slice(arnPrefix.length, arn.indexOf(":log-group:"));
+  const account = accountOf(logArns[0]!);
+  expect(account).toMatch(/^(\d{12}|\$\{.+\})$/);
+  expect([...logArns].sort()).toEqual(
+    logGroups.map(([, group]) => `${arnPrefix}${account}:log-group:${String(group.name)}`).sort(),
+  );
   for (const [, group] of logGroups) {
     expect(group.retention_in_days).toBeDefined();
     expect(group.kms_key_id).toBe(keyArn);
@@ -192,9 +200,13 @@ export function expectSecurityBar(synthesized: Synthesized): void {
         resources,
       });
     }
-    expect(statements.KmsThroughServices!.Condition!.StringEquals!["kms:ViaService"]).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^dynamodb\./)]),
-    );
+    expect(statements.KmsThroughServices!.Condition).toEqual({
+      StringEquals: {
+        "kms:ViaService": ["dynamodb", "sqs", "lambda"].map(
+          (service) => `${service}.${region}.amazonaws.com`,
+        ),
+      },
+    });
   }
   expect(roles.api.role).not.toBe(roles.cleaner.role);
   expect(cleanerName).not.toBe(apiFunctionName);
