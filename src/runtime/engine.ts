@@ -6,6 +6,7 @@ import type { ThreadStatus } from "../checkpoint/dynamodb/thread-record";
 import {
   CheckpointerRequiredError,
   NothingToResumeError,
+  RunBudgetExhaustedError,
   ThreadExpiredError,
   ThreadNotFoundError,
 } from "../shared/errors";
@@ -24,6 +25,8 @@ export interface RunRequest {
   resume?: unknown;
   /** Create the thread when it does not exist (the simple face, `if_not_exists: "create"`). */
   createIfMissing: boolean;
+  /** A start refuses a thread paused for a human (the simple face: a re-sent start must not discard it). */
+  rejectPaused?: boolean;
   /** Milliseconds until the Lambda deadline. */
   remainingMs: number;
 }
@@ -101,8 +104,11 @@ export class RunEngine {
 
   async run(request: RunRequest): Promise<RunOutcome> {
     const budgetMs = request.remainingMs - this.options.deadlineMarginMs;
+    // Nothing ran yet: a "continue with input null" answer would be wrong (there may be no checkpoint).
+    if (budgetMs <= 0) {
+      throw new RunBudgetExhaustedError(request.remainingMs, this.options.deadlineMarginMs);
+    }
     if (!this.options.store) return this.runStateless(request, budgetMs);
-    if (budgetMs <= 0) return { kind: "deadline" };
     const store = this.options.store;
     const scope = this.tenant(request.tenantId);
     const owner = randomUUID();
@@ -122,6 +128,8 @@ export class RunEngine {
           now,
           mode,
           assistantId: request.assistantId,
+          resumeIds: isResumeMap(request.resume) ? Object.keys(request.resume) : undefined,
+          rejectPaused: request.rejectPaused,
         }),
     );
     if (store.ttlSeconds !== undefined) {
@@ -134,17 +142,17 @@ export class RunEngine {
       );
     }
     // Until the graph has run, a failure restores the thread exactly as it was.
-    let release = {
+    let release: ReturnType<typeof releaseFor> & { assistantId?: string } = {
       status: previous?.status,
       nextNodes: previous?.nextNodes ?? [],
       interrupts: previous?.interrupts ?? [],
+      assistantId: previous?.assistantId,
     };
     // An aborted stream returns at once while its node's code may still run (JavaScript cannot stop it): then
     // the outcome is written but the lease stays until it lapses at this run's deadline, so no continuation
     // can run the same node alongside it.
     let keepLease = false;
     try {
-      if (request.kind === "resume") checkResumeTargets(request, previous);
       const graph = await this.graph(request.assistantId, request.tenantId);
       const { outcome, nodesRunning } = await this.execute(graph, scope, request, budgetMs);
       keepLease = outcome.kind === "deadline" && nodesRunning;
@@ -236,7 +244,6 @@ export class RunEngine {
 
   private async runStateless(request: RunRequest, budgetMs: number): Promise<RunOutcome> {
     if (request.kind === "resume") throw new CheckpointerRequiredError("Resuming a run");
-    if (budgetMs <= 0) return { kind: "deadline" };
     const graph = await this.graph(request.assistantId, request.tenantId);
     const { outcome } = await this.execute(graph, this.tenant(request.tenantId), request, budgetMs);
     if (outcome.kind === "paused") throw new CheckpointerRequiredError("Pausing at an interrupt");
@@ -320,17 +327,6 @@ export class RunEngine {
   }
 }
 
-/** A resume map must name only interrupts the thread is waiting on (checked before anything runs). */
-function checkResumeTargets(request: RunRequest, previous: ThreadRecord | undefined): void {
-  const pending = new Set((previous?.interrupts ?? []).map((item) => item.id));
-  if (isResumeMap(request.resume)) {
-    const unknown = Object.keys(request.resume).filter((id) => !pending.has(id));
-    if (unknown.length > 0) {
-      throw new NothingToResumeError(request.threadId, `interrupt ${unknown[0]} is not pending`);
-    }
-  }
-}
-
 /** LangGraph's own rule: a plain object whose keys are all interrupt ids (32 hex digits) is a resume map. */
 export function isResumeMap(value: unknown): value is Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
@@ -339,7 +335,7 @@ export function isResumeMap(value: unknown): value is Record<string, unknown> {
 }
 
 function releaseFor(outcome: RunOutcome): {
-  status: ThreadStatus;
+  status: ThreadStatus | undefined;
   nextNodes: string[];
   interrupts: PendingInterrupt[];
 } {

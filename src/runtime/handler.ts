@@ -4,13 +4,16 @@ import type { Logger } from "pino";
 import { assertTenantId } from "../checkpoint/dynamodb/keys";
 import { DynamoDBSaver } from "../checkpoint/dynamodb/saver";
 import {
+  AssistantMismatchError,
   CheckpointerRequiredError,
   InvalidConfigurationError,
   InvalidIdentifierError,
   NothingToResumeError,
+  RunBudgetExhaustedError,
   ThreadBusyError,
   ThreadExistsError,
   ThreadNotFoundError,
+  ThreadPausedError,
 } from "../shared/errors";
 import { RunEngine } from "./engine";
 import { ENVIRONMENT } from "./environment";
@@ -161,6 +164,8 @@ export function createHandler(options: HandlerOptions): ApiHandler {
         query: event.queryStringParameters ?? {},
         remainingMs: lambdaContext?.getRemainingTimeInMillis?.() ?? defaultRemainingMs,
         log,
+        requestId,
+        logger,
       };
       result = await ROUTE_HANDLERS[matched.key]!(context);
     } catch (error) {
@@ -215,11 +220,15 @@ function errorResult(error: unknown, route: string, requestId: string, logger: L
   if (
     error instanceof ThreadBusyError ||
     error instanceof NothingToResumeError ||
+    error instanceof AssistantMismatchError ||
+    error instanceof ThreadPausedError ||
     error instanceof ThreadExistsError
   ) {
     return json(409, { detail: error.message });
   }
   if (error instanceof CheckpointerRequiredError) return json(400, { detail: error.message });
+  // 408, not 5xx: the SDK re-sends 5xx at once, and a too-short function timeout would fail the same way.
+  if (error instanceof RunBudgetExhaustedError) return json(408, { detail: error.message });
   if (error instanceof InvalidIdentifierError)
     return json(sdk ? 422 : 400, { detail: error.message });
   const errorId = randomUUID();

@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import { assertThreadId } from "../checkpoint/dynamodb/keys";
 import { InvalidIdentifierError } from "../shared/errors";
 import type { RunEngine, RunOutcome } from "./engine";
@@ -23,6 +24,8 @@ export interface RouteContext {
   query: Record<string, string | undefined>;
   remainingMs: number;
   log: RequestLogFields;
+  requestId: string;
+  logger: Logger;
 }
 
 export type RouteHandler = (context: RouteContext) => Promise<HttpResult>;

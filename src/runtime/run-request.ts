@@ -16,6 +16,20 @@ export async function runAndRecord(
     remainingMs: context.remainingMs,
   });
   context.log.outcome = outcome.kind;
+  if (outcome.kind === "failed") {
+    // The line the response's error id points to. Name only: a message can carry state.
+    context.logger.error(
+      {
+        requestId: context.requestId,
+        errorId: outcome.errorId,
+        err: { name: outcome.errorName },
+        tenant: context.tenantId,
+        thread: request.threadId,
+        assistant: request.assistantId,
+      },
+      "graph run failed",
+    );
+  }
   context.metrics.record(request.assistantId, outcome.kind, performance.now() - started);
   return outcome;
 }

@@ -28,6 +28,7 @@ export const invoke: RouteHandler = async (context) => {
     input: body.input,
     resume: body.resume,
     createIfMissing: true,
+    rejectPaused: true,
   });
   switch (outcome.kind) {
     case "paused":

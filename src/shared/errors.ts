@@ -117,10 +117,41 @@ export class NothingToResumeError extends RuntimeError {
   }
 }
 
+/** A resume naming another assistant than the one the thread is paused in; nothing was run or written. */
+export class AssistantMismatchError extends RuntimeError {
+  constructor(
+    readonly threadId: string,
+    expected: string | undefined,
+    got: string,
+  ) {
+    super(
+      `Invalid assistant_id: expected ${expected ?? "the thread's assistant"} (thread ${threadId} is paused in it), got ${got}`,
+    );
+  }
+}
+
+/** A start (with input) on a thread paused for a human: it would discard the pending approval. */
+export class ThreadPausedError extends RuntimeError {
+  constructor(readonly threadId: string) {
+    super(
+      `Thread paused: ${threadId} waits for a human; resume it (send resume) or delete it to start over`,
+    );
+  }
+}
+
 /** A request that needs checkpoints (threads, resumes, interrupts) on a handler configured without a checkpointer. */
 export class CheckpointerRequiredError extends RuntimeError {
   constructor(what: string) {
     super(`${what} needs a checkpointer: configure one (or set TABLE_NAME) to keep thread state`);
+  }
+}
+
+/** The request arrived with less time before the Lambda deadline than the run's margin: nothing ran or changed. */
+export class RunBudgetExhaustedError extends RuntimeError {
+  constructor(remainingMs: number, marginMs: number) {
+    super(
+      `Invalid request timing: expected more than ${marginMs} ms before the Lambda deadline, got ${remainingMs} ms. Nothing ran and nothing was written: re-send the original request (raise the function timeout if this repeats)`,
+    );
   }
 }
 

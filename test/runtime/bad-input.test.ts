@@ -178,6 +178,21 @@ const CASES: Case[] = [
     status: 404,
   },
   {
+    name: "resume naming an interrupt that is not pending (SDK)",
+    ...run("paused", {
+      assistant_id: "booking",
+      command: { resume: { "0123456789abcdef0123456789abcdef": { approve: true } } },
+    }),
+    status: 409,
+    detail: /interrupt 0123456789abcdef0123456789abcdef is not pending/,
+  },
+  {
+    name: "re-sent start on a paused thread (simple)",
+    ...invoke({ thread_id: "paused", input: { request: "x" } }),
+    status: 409,
+    detail: /resume it .* or delete it/,
+  },
+  {
     name: "invalid inbox status",
     method: "POST",
     path: "/threads/search",

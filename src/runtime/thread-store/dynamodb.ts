@@ -30,9 +30,11 @@ import {
   ThreadExistsError,
   ThreadExpiredError,
   ThreadNotFoundError,
+  ThreadPausedError,
 } from "../../shared/errors";
 import {
   isLeased,
+  resumeRejection,
   type AcquireLeaseInput,
   type CreateThreadInput,
   type LockForDeleteInput,
@@ -149,8 +151,17 @@ export class DynamoDBThreadStore implements ThreadStore {
     // DynamoDB rejects unused placeholders: drop the ones this mode's condition does not need.
     if (input.mode !== "start-or-create") conditions.push("attribute_exists(#pk)");
     else delete update.ExpressionAttributeNames["#pk"];
-    if (input.mode === "resume") conditions.push("#status = :paused");
-    else delete update.ExpressionAttributeValues?.[":paused"];
+    if (input.mode === "resume") {
+      conditions.push("#status = :paused", "#assistant = :assistant");
+      // The record keeps the pending interrupts as JSON: each named id must appear there as an "id".
+      if (input.resumeIds?.length) update.ExpressionAttributeNames["#interrupts"] = A.interrupts;
+      (input.resumeIds ?? []).forEach((id, index) => {
+        conditions.push(`contains(#interrupts, :resume_${index})`);
+        update.ExpressionAttributeValues![`:resume_${index}`] = `"id":${JSON.stringify(id)}`;
+      });
+    } else if (input.rejectPaused) {
+      conditions.push("(attribute_not_exists(#status) OR #status <> :paused)");
+    } else delete update.ExpressionAttributeValues?.[":paused"];
     try {
       const result = await this.client.send(
         new UpdateCommand({
@@ -171,7 +182,13 @@ export class DynamoDBThreadStore implements ThreadStore {
       if (!old) throw new ThreadNotFoundError(input.threadId);
       if (isExpired(item, input.now)) throw new ThreadExpiredError(input.threadId);
       if (isLeased(old, input.now)) throw new ThreadBusyError(input.threadId);
-      throw new NothingToResumeError(input.threadId, "the thread is not paused at an interrupt");
+      if (input.mode !== "resume" && old.status === "PAUSED_FOR_HUMAN") {
+        throw new ThreadPausedError(input.threadId);
+      }
+      throw (
+        resumeRejection(old, input) ??
+        new NothingToResumeError(input.threadId, "the thread is not paused at an interrupt")
+      );
     }
   }
 
@@ -189,7 +206,16 @@ export class DynamoDBThreadStore implements ThreadStore {
             values: {},
           }
         : buildStatusUpdate(input.tenantId, input.status, input.nextNodes.join(","));
-    const update = renderUpdate(outcome, {
+    const restore: UpdateFragment =
+      input.assistantId === undefined
+        ? { set: [], remove: [], names: {}, values: {} }
+        : {
+            set: ["#assistant = :assistant"],
+            remove: [],
+            names: { "#assistant": A.assistantId },
+            values: { ":assistant": input.assistantId },
+          };
+    const update = renderUpdate(outcome, restore, {
       set: ["#updated_at = :now", "#interrupts = :interrupts"],
       remove: input.keepLease ? [] : ["#owner", "#expires"],
       names: {

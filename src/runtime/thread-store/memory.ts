@@ -1,12 +1,13 @@
 import { buildPk } from "../../checkpoint/dynamodb/keys";
 import {
-  NothingToResumeError,
   ThreadBusyError,
   ThreadExistsError,
   ThreadNotFoundError,
+  ThreadPausedError,
 } from "../../shared/errors";
 import {
   isLeased,
+  resumeRejection,
   type AcquireLeaseInput,
   type CreateThreadInput,
   type LockForDeleteInput,
@@ -63,8 +64,11 @@ export class InMemoryThreadStore implements ThreadStore {
     if (!existing && input.mode !== "start-or-create")
       throw new ThreadNotFoundError(input.threadId);
     if (existing && isLeased(existing, input.now)) throw new ThreadBusyError(input.threadId);
-    if (input.mode === "resume" && existing?.status !== "PAUSED_FOR_HUMAN") {
-      throw new NothingToResumeError(input.threadId, "the thread is not paused at an interrupt");
+    const rejection =
+      input.mode === "resume" && existing ? resumeRejection(existing, input) : undefined;
+    if (rejection) throw rejection;
+    if (input.mode !== "resume" && input.rejectPaused && existing?.status === "PAUSED_FOR_HUMAN") {
+      throw new ThreadPausedError(input.threadId);
     }
     const previous = existing ? copy(existing) : undefined;
     const record: ThreadRecord = existing ?? {
@@ -92,6 +96,7 @@ export class InMemoryThreadStore implements ThreadStore {
     record.nextNodes = [...input.nextNodes];
     record.interrupts = input.interrupts.map((item) => ({ ...item }));
     record.updatedAt = input.now;
+    if (input.assistantId !== undefined) record.assistantId = input.assistantId;
     if (input.keepLease) return true;
     delete record.leaseOwner;
     delete record.leaseExpiresAt;

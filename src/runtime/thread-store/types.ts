@@ -1,4 +1,5 @@
 import type { ThreadStatus } from "../../checkpoint/dynamodb/thread-record";
+import { AssistantMismatchError, NothingToResumeError } from "../../shared/errors";
 
 /** One interrupt a paused thread waits on, as kept on the thread record (the approvals inbox shows it). */
 export interface PendingInterrupt {
@@ -42,6 +43,13 @@ export interface AcquireLeaseInput {
   now: number;
   mode: LeaseMode;
   assistantId: string;
+  /**
+   * Resume only: the interrupt ids a resume map names. The lease is taken only when each is pending and the
+   * thread is paused in `assistantId`, so a rejected resume writes nothing.
+   */
+  resumeIds?: string[];
+  /** Start only: refuse a thread paused for a human (ThreadPausedError) instead of starting over it. */
+  rejectPaused?: boolean;
 }
 
 export interface ReleaseLeaseInput {
@@ -53,6 +61,8 @@ export interface ReleaseLeaseInput {
   status: ThreadStatus | undefined;
   nextNodes: string[];
   interrupts: PendingInterrupt[];
+  /** Restores the assistant the thread had (a run rejected after the lease was taken). */
+  assistantId?: string;
   /** Write the outcome but keep the lease until it lapses (an aborted node may still be running). */
   keepLease?: boolean;
 }
@@ -92,8 +102,8 @@ export interface ThreadStore {
   create(input: CreateThreadInput): Promise<ThreadRecord>;
   /**
    * Takes the run lease in one conditional write that also marks the thread RUNNING. Returns the record as it
-   * was before (undefined when the call created it). Throws ThreadNotFoundError, ThreadBusyError or
-   * NothingToResumeError without changing anything.
+   * was before (undefined when the call created it). Throws ThreadNotFoundError, ThreadBusyError,
+   * NothingToResumeError, AssistantMismatchError or ThreadPausedError without changing anything.
    */
   acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined>;
   /** Writes the run's outcome and frees the lease in one write. False when the lease was no longer ours. */
@@ -115,4 +125,23 @@ export interface ThreadStore {
 /** True while a lease is held and has not lapsed. */
 export function isLeased(record: ThreadRecord, now: number): boolean {
   return record.leaseOwner !== undefined && (record.leaseExpiresAt ?? 0) >= now;
+}
+
+/** Why a resume may not take the lease of `record` (checked before any write), or undefined when it may. */
+export function resumeRejection(
+  record: ThreadRecord,
+  input: AcquireLeaseInput,
+): NothingToResumeError | AssistantMismatchError | undefined {
+  if (record.status !== "PAUSED_FOR_HUMAN") {
+    return new NothingToResumeError(input.threadId, "the thread is not paused at an interrupt");
+  }
+  if (record.assistantId !== undefined && record.assistantId !== input.assistantId) {
+    return new AssistantMismatchError(input.threadId, record.assistantId, input.assistantId);
+  }
+  const pending = new Set(record.interrupts.map((item) => item.id));
+  const unknown = (input.resumeIds ?? []).find((id) => !pending.has(id));
+  if (unknown !== undefined) {
+    return new NothingToResumeError(input.threadId, `interrupt ${unknown} is not pending`);
+  }
+  return undefined;
 }
