@@ -42,6 +42,12 @@ export type RunOutcome =
   | { kind: "failed"; errorName: string; message: string; errorId: string }
   | { kind: "deadline" };
 
+/** A request's saver; `bound` when it scopes keys by the request's tenant itself. */
+export interface TenantSaver {
+  saver: AnySaver;
+  bound: boolean;
+}
+
 /** One tenant's view of the engine for one request: its saver and how its thread ids map to the saver's. */
 export interface TenantScope {
   tenantId: string;
@@ -55,7 +61,8 @@ export interface EngineOptions {
   /** Routes the graphs' checkpointer to the request's saver; undefined when stateless. */
   scope: RequestScope | undefined;
   store: ThreadStore | undefined;
-  saverFor: ((tenantId: string) => AnySaver) | undefined;
+  /** The tenant's saver, and whether it is bound to that tenant (decided by configuration, not the instance). */
+  saverFor: ((tenantId: string) => TenantSaver) | undefined;
   deadlineMarginMs: number;
   durability: "sync" | "async" | "exit" | undefined;
   logger: Logger;
@@ -70,9 +77,10 @@ export class RunEngine {
   }
 
   tenant(tenantId: string): TenantScope {
-    const saver = this.options.saverFor?.(tenantId);
+    const resolved = this.options.saverFor?.(tenantId);
+    const saver = resolved?.saver;
     // A saver bound to this tenant scopes keys itself; any other saver is shared, so the handler scopes ids.
-    const bound = (saver as { tenantId?: unknown } | undefined)?.tenantId === tenantId;
+    const bound = resolved?.bound === true;
     return {
       tenantId,
       saver,

@@ -15,7 +15,7 @@ import {
   ThreadNotFoundError,
   ThreadPausedError,
 } from "../shared/errors";
-import { RunEngine } from "./engine";
+import { RunEngine, type TenantSaver } from "./engine";
 import { ENVIRONMENT } from "./environment";
 import { GraphRegistry } from "./graph-registry";
 import { HttpError, json, matchRoute, parseBody, type HttpEvent, type HttpResult } from "./http";
@@ -42,8 +42,9 @@ export interface HandlerOptions {
   /** A single graph, served as assistant `agent`. */
   graph?: GraphFactory;
   /**
-   * A saver shared by all tenants (the handler scopes thread ids by tenant), a function building one per
-   * request for the caller's tenant, or `false` for stateless runs. Default: a DynamoDBSaver per request when
+   * A saver shared by all tenants (the handler scopes thread ids by tenant; a saver bound to one tenant, such
+   * as a DynamoDBSaver, is refused here), a function building one per request for the caller's tenant (a
+   * saver it returns bound to another tenant is refused), or `false` for stateless runs. Default: a DynamoDBSaver per request when
    * a table name is set (option or `TABLE_NAME`), else stateless.
    */
   checkpointer?: CheckpointerOption;
@@ -250,17 +251,28 @@ function resolveAssistants(options: HandlerOptions): Record<string, GraphFactory
 }
 
 function resolveCheckpointing(options: HandlerOptions): {
-  saverFor: ((tenantId: string) => AnySaver) | undefined;
+  saverFor: ((tenantId: string) => TenantSaver) | undefined;
   store: ThreadStore | undefined;
 } {
   const checkpointer = options.checkpointer;
   if (checkpointer === false) return { saverFor: undefined, store: undefined };
   if (typeof checkpointer === "function") {
-    return { saverFor: checkpointer, store: options.threadStore ?? new InMemoryThreadStore() };
+    return {
+      saverFor: (tenantId) => factorySaver(checkpointer(tenantId), tenantId),
+      store: options.threadStore ?? new InMemoryThreadStore(),
+    };
   }
   if (checkpointer) {
+    // One instance serves every tenant: the handler prefixes thread ids by tenant. An instance bound to one
+    // tenant would give that tenant unprefixed ids that another tenant's prefixed ids can equal.
+    if (boundTenant(checkpointer) !== undefined) {
+      throw new InvalidConfigurationError(
+        "checkpointer",
+        `expected a saver shared by all tenants or a function (tenantId) => saver, got a saver bound to tenant ${boundTenant(checkpointer)}`,
+      );
+    }
     return {
-      saverFor: () => checkpointer,
+      saverFor: () => ({ saver: checkpointer, bound: false }),
       store: options.threadStore ?? new InMemoryThreadStore(),
     };
   }
@@ -270,9 +282,30 @@ function resolveCheckpointing(options: HandlerOptions): {
   const client = options.dynamodbClient ?? new DynamoDBClient(endpoint ? { endpoint } : {});
   const ttlSeconds = options.ttlSeconds;
   return {
-    saverFor: (tenantId) => new DynamoDBSaver({ tableName, tenantId, client, ttlSeconds }),
+    saverFor: (tenantId) => ({
+      saver: new DynamoDBSaver({ tableName, tenantId, client, ttlSeconds }),
+      bound: true,
+    }),
     store: options.threadStore ?? new DynamoDBThreadStore({ client, tableName, ttlSeconds }),
   };
+}
+
+/** The tenant a saver scopes its keys by (DynamoDBSaver's `tenantId`), if any. */
+function boundTenant(saver: AnySaver): string | undefined {
+  const tenantId = (saver as { tenantId?: unknown }).tenantId;
+  return typeof tenantId === "string" ? tenantId : undefined;
+}
+
+/** A factory's saver is bound when it is bound to the requested tenant; bound to another, it is refused. */
+function factorySaver(saver: AnySaver, tenantId: string): TenantSaver {
+  const bound = boundTenant(saver);
+  if (bound !== undefined && bound !== tenantId) {
+    throw new InvalidConfigurationError(
+      "checkpointer",
+      `expected the saver for tenant ${tenantId}, got one bound to tenant ${bound}`,
+    );
+  }
+  return { saver, bound: bound !== undefined };
 }
 
 function positive(
