@@ -161,7 +161,9 @@ export class RunEngine {
     // can run the same node alongside it.
     let keepLease = false;
     try {
-      const graph = await this.graph(request.assistantId, request.tenantId);
+      const { graph, failure } = await this.buildGraph(request);
+      // Nothing ran: the thread stays as it was (the release restores it).
+      if (!graph) return failure;
       const { outcome, nodesRunning } = await this.execute(graph, scope, request, budgetMs);
       keepLease = outcome.kind === "deadline" && nodesRunning;
       release = releaseFor(outcome);
@@ -252,10 +254,29 @@ export class RunEngine {
 
   private async runStateless(request: RunRequest, budgetMs: number): Promise<RunOutcome> {
     if (request.kind === "resume") throw new CheckpointerRequiredError("Resuming a run");
-    const graph = await this.graph(request.assistantId, request.tenantId);
+    const { graph, failure } = await this.buildGraph(request);
+    if (!graph) return failure;
     const { outcome } = await this.execute(graph, this.tenant(request.tenantId), request, budgetMs);
     if (outcome.kind === "paused") throw new CheckpointerRequiredError("Pausing at an interrupt");
     return outcome;
+  }
+
+  /** The assistant's graph, or a failed outcome when its factory throws (a 5xx would make the SDK re-send). */
+  private async buildGraph(
+    request: RunRequest,
+  ): Promise<{ graph: HandlerGraph; failure?: never } | { graph?: never; failure: RunOutcome }> {
+    try {
+      return { graph: await this.graph(request.assistantId, request.tenantId) };
+    } catch (error) {
+      const failure: RunOutcome = {
+        kind: "failed",
+        errorName: (error as Error)?.name ?? "Error",
+        // The factory's own message may name configuration: the error id finds the log line instead.
+        message: `The graph of assistant ${request.assistantId} could not be built`,
+        errorId: randomUUID(),
+      };
+      return { failure };
+    }
   }
 
   private async execute(

@@ -206,3 +206,48 @@ describe("a graph error's id", () => {
     expect(lines.join("\n")).not.toMatch(/STATE-SECRET|boom/);
   });
 });
+
+describe("a GraphFactory that throws", () => {
+  it("is a failed run: 200 __error__ on the SDK face, 500 with an error id on the simple face; the thread is untouched", async () => {
+    let attempts = 0;
+    const handler = createHandler({
+      assistants: {
+        ...bookingAssistants(),
+        broken: () => {
+          attempts += 1;
+          throw new RangeError("bad CONFIG-SECRET");
+        },
+      },
+      ...(await backendOptions("memory")),
+      logger: quietLogger,
+      metrics: false,
+    });
+    const sdk = await handler(
+      wait("f1", { assistant_id: "broken", input: {}, if_not_exists: "create" }),
+    );
+    expect(sdk.statusCode).toBe(200);
+    expect(JSON.parse(sdk.body!).__error__).toEqual({
+      error: "RangeError",
+      message: expect.stringMatching(/could not be built \(error id [0-9a-f-]{36}\)/),
+    });
+    expect(sdk.body).not.toMatch(/CONFIG-SECRET/);
+    const simple = await handler(invoke({ thread_id: "f2", assistant_id: "broken", input: {} }));
+    expect(simple.statusCode).toBe(500);
+    expect(JSON.parse(simple.body!)).toMatchObject({ error_id: expect.any(String) });
+    expect(attempts).toBe(2);
+
+    // A paused thread resumed with a broken assistant would be a mismatch; a start on an idle thread keeps it.
+    const created = await handler(
+      apiEvent("POST", "/threads", {
+        body: JSON.stringify({ thread_id: "f3" }),
+        tenantId: "tenant-rules",
+      }),
+    );
+    expect(created.statusCode).toBe(200);
+    await handler(wait("f3", { assistant_id: "broken", input: {} }));
+    const thread = JSON.parse(
+      (await handler(apiEvent("GET", "/threads/f3", { tenantId: "tenant-rules" }))).body!,
+    );
+    expect(thread.status).toBe("idle");
+  });
+});
