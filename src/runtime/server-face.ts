@@ -136,6 +136,21 @@ export const getThreadHistory: RouteHandler = async (context) => {
   return json(200, states);
 };
 
+/** LangGraph Server run options this server does not implement: refused rather than silently ignored. */
+const UNSUPPORTED_RUN_FIELDS = [
+  "interrupt_before",
+  "interrupt_after",
+  "checkpoint",
+  "checkpoint_id",
+  "stream_mode",
+  "stream_subgraphs",
+  "stream_resumable",
+  "webhook",
+  "on_completion",
+  "after_seconds",
+  "feedback_keys",
+] as const;
+
 export const waitRun: RouteHandler = async (context) => {
   const threadId = threadIdFrom(context.params.thread_id, 422);
   const { body } = context;
@@ -165,7 +180,22 @@ export const waitRun: RouteHandler = async (context) => {
       `Invalid if_not_exists: expected "reject" or "create", got ${JSON.stringify(ifNotExists)}`,
     );
   }
+  for (const field of UNSUPPORTED_RUN_FIELDS) {
+    if (body[field] !== undefined && body[field] !== null) {
+      throw new HttpError(
+        422,
+        `Invalid ${field}: expected it absent (not supported by this server), got ${describe(body[field])}`,
+      );
+    }
+  }
   const assistantId = assistantFrom(context.registry, body.assistant_id, 422);
+  if (!context.engine.stateful && ifNotExists !== "create") {
+    // Stateless: no thread ever exists, so the default `reject` is a 404 as for any missing thread.
+    throw new HttpError(
+      404,
+      `Thread not found: ${threadId} (this handler keeps no threads: send if_not_exists "create")`,
+    );
+  }
   const outcome = await runAndRecord(context, {
     threadId,
     assistantId,

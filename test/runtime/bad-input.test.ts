@@ -192,6 +192,23 @@ const CASES: Case[] = [
     status: 409,
     detail: /resume it .* or delete it/,
   },
+  ...(
+    [
+      ["interrupt_before", ["finalize"]],
+      ["interrupt_after", "*"],
+      ["checkpoint_id", "1ef"],
+      ["checkpoint", { checkpoint_id: "1ef" }],
+      ["stream_mode", ["values"]],
+      ["webhook", "https://example.com/hook"],
+      ["on_completion", "delete"],
+      ["after_seconds", 5],
+    ] as const
+  ).map(([field, value]): Case => ({
+    name: `unsupported run field ${field}`,
+    ...run("paused", { assistant_id: "booking", input: {}, [field]: value }),
+    status: 422,
+    detail: new RegExp(`Invalid ${field}: expected it absent`),
+  })),
   {
     name: "invalid inbox status",
     method: "POST",

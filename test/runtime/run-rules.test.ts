@@ -251,3 +251,33 @@ describe("a GraphFactory that throws", () => {
     expect(thread.status).toBe("idle");
   });
 });
+
+describe("runs.wait without a checkpointer", () => {
+  it("honours if_not_exists: 404 for a thread never created, a run with create", async () => {
+    const previous = process.env.TABLE_NAME;
+    delete process.env.TABLE_NAME;
+    try {
+      const State = Annotation.Root({ n: Annotation<number>() });
+      const handler = createHandler({
+        graph: () =>
+          new StateGraph(State)
+            .addNode("inc", ({ n }) => ({ n: n + 1 }))
+            .addEdge(START, "inc")
+            .addEdge("inc", END)
+            .compile(),
+        logger: quietLogger,
+        metrics: false,
+      });
+      const missing = await handler(wait("never", { assistant_id: "agent", input: { n: 1 } }));
+      expect(missing.statusCode).toBe(404);
+      expect(JSON.parse(missing.body!).detail).toMatch(/if_not_exists "create"/);
+      const created = await handler(
+        wait("never", { assistant_id: "agent", input: { n: 1 }, if_not_exists: "create" }),
+      );
+      expect(created.statusCode).toBe(200);
+      expect(JSON.parse(created.body!)).toEqual({ n: 2 });
+    } finally {
+      if (previous !== undefined) process.env.TABLE_NAME = previous;
+    }
+  });
+});
