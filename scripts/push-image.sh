@@ -98,26 +98,29 @@ else
 fi
 
 # 2. Build for Lambda's platform and push. No provenance or SBOM attestations: Lambda rejects the OCI index
-#    they create; the result is a single-platform image manifest.
+#    they create; the result is a single-platform image manifest. buildx writes the pushed manifest's digest
+#    to the metadata file: that is the image this build made (a lookup by tag could find another push's).
+metadata="$(mktemp "${TMPDIR:-/tmp}/push-image-metadata.XXXXXX")"
+trap 'rm -f "$metadata"' EXIT
 run docker buildx build \
   --provenance=false \
   --sbom=false \
   --platform "$platform" \
   --tag "$repository:$tag" \
+  --metadata-file "$metadata" \
   --push \
   "$context"
 
-# 3. The digest ECR stored for that tag.
+# 3. The digest of the pushed image, from buildx's metadata (`containerimage.digest`).
+digest_of() {
+  sed -n 's/.*"containerimage\.digest" *: *"\(sha256:[0-9a-f]\{64\}\)".*/\1/p' "$1" | head -n 1
+}
 if [ "$dry_run" = 1 ]; then
-  run aws ecr describe-images --region "$region" --repository-name "$repository_name" \
-    --image-ids "imageTag=$tag" --query 'imageDetails[0].imageDigest' --output text
-  digest="sha256:<digest of $repository_name:$tag>"
+  digest="sha256:<containerimage.digest of $repository_name:$tag>"
 else
-  show aws ecr describe-images --region "$region" --repository-name "$repository_name" \
-    --image-ids "imageTag=$tag" --query 'imageDetails[0].imageDigest' --output text >&2
-  digest="$(aws ecr describe-images --region "$region" --repository-name "$repository_name" \
-    --image-ids "imageTag=$tag" --query 'imageDetails[0].imageDigest' --output text)"
-  [[ "$digest" =~ ^sha256:[0-9a-f]{64}$ ]] || fail "ECR returned no digest for $repository:$tag (got '$digest')"
+  digest="$(digest_of "$metadata")"
+  [[ "$digest" =~ ^sha256:[0-9a-f]{64}$ ]] ||
+    fail "buildx reported no containerimage.digest for $repository:$tag (metadata: $(tr -d '\n' <"$metadata"))"
 fi
 
 echo "image_uri=$repository@$digest"

@@ -1,4 +1,6 @@
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../scripts/build-image";
 
@@ -9,6 +11,10 @@ import { REPO_ROOT } from "../../scripts/build-image";
 const SCRIPT = join(REPO_ROOT, "scripts", "push-image.sh");
 const REPOSITORY = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/memory-table";
 const BARE_PATH = "/usr/bin:/bin";
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
 
 function push(args: string[], path = BARE_PATH) {
   const result = spawnSync("bash", [SCRIPT, ...args], {
@@ -29,15 +35,18 @@ describe("scripts/push-image.sh", () => {
     }
   });
 
-  it("--dry-run prints login, buildx build without attestations, push and digest lookup, then the image_uri", () => {
+  it("--dry-run prints login, buildx build without attestations and with a metadata file, then the image_uri", () => {
     const result = push(["--repository", REPOSITORY, "--tag", "v1.2.3", "--dry-run"]);
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
     expect(result.stdout.trim().split("\n")).toEqual([
       "+ aws ecr get-login-password --region eu-west-1 | docker login --username AWS --password-stdin 123456789012.dkr.ecr.eu-west-1.amazonaws.com",
-      `+ docker buildx build --provenance=false --sbom=false --platform linux/amd64 --tag ${REPOSITORY}:v1.2.3 --push ${REPO_ROOT}`,
-      "+ aws ecr describe-images --region eu-west-1 --repository-name memory-table --image-ids imageTag=v1.2.3 --query imageDetails\\[0\\].imageDigest --output text",
-      `image_uri=${REPOSITORY}@sha256:<digest of memory-table:v1.2.3>`,
+      expect.stringMatching(
+        new RegExp(
+          `^\\+ docker buildx build --provenance=false --sbom=false --platform linux/amd64 --tag ${escape(REPOSITORY)}:v1\\.2\\.3 --metadata-file \\S+/push-image-metadata\\.\\w+ --push ${escape(REPO_ROOT)}$`,
+        ),
+      ),
+      `image_uri=${REPOSITORY}@sha256:<containerimage.digest of memory-table:v1.2.3>`,
     ]);
   });
 
@@ -89,6 +98,42 @@ describe("scripts/push-image.sh", () => {
     expect(result.status).toBe(2);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(message);
+  });
+
+  it("takes the digest from buildx's metadata file, not a lookup by tag (stub aws/docker: no registry here)", () => {
+    const bin = mkdtempSync(join(tmpdir(), "push-image-bin-"));
+    const calls = join(bin, "calls.log");
+    const digest = `sha256:${"ab".repeat(32)}`;
+    // Stubs for tools that need a registry; each records its arguments.
+    writeFileSync(
+      join(bin, "aws"),
+      `#!/bin/bash\necho "aws $*" >> ${calls}\n[ "$2" = get-login-password ] && echo pw\nexit 0\n`,
+      { mode: 0o755 },
+    );
+    writeFileSync(
+      join(bin, "docker"),
+      [
+        "#!/bin/bash",
+        `echo "docker $*" >> ${calls}`,
+        'if [ "$1" = buildx ] && [ "$2" = build ]; then',
+        '  while [ $# -gt 0 ]; do [ "$1" = --metadata-file ] && file="$2"; shift; done',
+        `  printf '{"containerimage.config.digest": "sha256:${"cd".repeat(32)}", "containerimage.digest": "${digest}"}' > "$file"`,
+        "fi",
+        "cat > /dev/null",
+        "exit 0",
+      ].join("\n"),
+      { mode: 0o755 },
+    );
+    try {
+      const result = push(["--repository", REPOSITORY, "--tag", "v9"], `${bin}:${BARE_PATH}`);
+      expect(result.status).toBe(0);
+      expect(result.stdout.trim().split("\n").at(-1)).toBe(`image_uri=${REPOSITORY}@${digest}`);
+      const log = readFileSync(calls, "utf8");
+      expect(log).toMatch(/docker buildx build .*--metadata-file /);
+      expect(log).not.toMatch(/describe-images/);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   it("without --dry-run, stops before any command when the aws CLI is missing", () => {
