@@ -85,6 +85,8 @@ export async function verifyBearer(
       issuer: DEV_ISSUER,
       audience: DEV_AUDIENCE,
       algorithms: [ALGORITHM],
+      // API Gateway's authorizer rejects a token without an expiry; jose would accept one by default.
+      requiredClaims: ["exp"],
     });
     return payload;
   } catch {

@@ -120,7 +120,13 @@ describe.each<Backend>(["memory", "dynamodb"])("simple face (%s checkpointer)", 
       .setAudience("memory-table")
       .setExpirationTime("1h")
       .sign(new TextEncoder().encode("a-secret-that-is-not-the-dev-key"));
-    for (const bad of [expired, wrongAudience, wrongIssuer, foreignKey, "not-a-jwt"]) {
+    // Signed with the dev key, right issuer and audience, but no expiry: API Gateway requires `exp`.
+    const noExpiry = await new SignJWT({ "custom:tenant_id": "tenant-simple" })
+      .setProtectedHeader({ alg: "ES256" })
+      .setIssuer("memory-table-dev")
+      .setAudience("memory-table")
+      .sign(server.keys.privateKey);
+    for (const bad of [expired, wrongAudience, wrongIssuer, foreignKey, noExpiry, "not-a-jwt"]) {
       const response = await postJson(`${server.url}/invoke`, bad, body);
       expect(response.status).toBe(401);
       expect(response.body).toEqual({ message: "Unauthorized" });
@@ -135,6 +141,26 @@ describe.each<Backend>(["memory", "dynamodb"])("simple face (%s checkpointer)", 
       headers: { authorization: `Bearer ${token}` },
     });
     expect(status.status).toBe(404);
+  });
+
+  it("lists paused threads in the inbox by the simple face's status name PAUSED_FOR_HUMAN", async () => {
+    const paused = await postJson(`${server.url}/invoke`, token, {
+      thread_id: "inbox-simple",
+      input: { request: "needs approval" },
+    });
+    expect(paused.status).toBe(202);
+    const search = await postJson(`${server.url}/threads/search`, token, {
+      status: "PAUSED_FOR_HUMAN",
+      limit: 100,
+    });
+    expect(search.status).toBe(200);
+    const threads = search.body as unknown as Array<{ thread_id: string; status: string }>;
+    expect(threads.map((thread) => thread.thread_id)).toContain("inbox-simple");
+    expect(threads.every((thread) => thread.status === "interrupted")).toBe(true);
+    const other = await postJson(`${server.url}/threads/search`, await server.token("tenant-x"), {
+      status: "PAUSED_FOR_HUMAN",
+    });
+    expect(other.body).toEqual([]);
   });
 
   it("answers 401 when a verified token carries no tenant claim", async () => {
