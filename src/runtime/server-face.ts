@@ -64,10 +64,14 @@ export const deleteThread: RouteHandler = async (context) => {
   return noContent();
 };
 
+/** Largest page and deepest offset of a search: each page of the inbox reads offset + limit records. */
+export const MAX_SEARCH_LIMIT = 100;
+export const MAX_SEARCH_OFFSET = 1000;
+
 export const searchThreads: RouteHandler = async (context) => {
   const { body } = context;
-  const limit = integerField(body, "limit", 10, 1, 1000);
-  const offset = integerField(body, "offset", 0, 0, 100_000);
+  const limit = integerField(body, "limit", 10, 1, MAX_SEARCH_LIMIT);
+  const offset = integerField(body, "offset", 0, 0, MAX_SEARCH_OFFSET);
   const metadata = objectField(body, "metadata");
   let status;
   if (body.status !== undefined && body.status !== null) {
@@ -237,8 +241,8 @@ export const getAssistant: RouteHandler = async (context) => {
 
 export const searchAssistants: RouteHandler = async (context) => {
   const { body } = context;
-  const limit = integerField(body, "limit", 10, 1, 1000);
-  const offset = integerField(body, "offset", 0, 0, 100_000);
+  const limit = integerField(body, "limit", 10, 1, MAX_SEARCH_LIMIT);
+  const offset = integerField(body, "offset", 0, 0, MAX_SEARCH_OFFSET);
   const graphId = body.graph_id;
   if (graphId !== undefined && graphId !== null && typeof graphId !== "string") {
     throw new HttpError(422, `Invalid graph_id: expected a string, got ${describe(graphId)}`);
