@@ -33,8 +33,10 @@ import type { AnySaver, CheckpointerOption, GraphFactory, HandlerContext } from 
 export const DEFAULT_TENANT_CLAIM = "custom:tenant_id";
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 export const DEFAULT_DEADLINE_MARGIN_MS = 3000;
+/** API Gateway HTTP API's integration timeout: no run's budget exceeds it. */
+export const API_GATEWAY_TIMEOUT_MS = 30_000;
 /** Time budget when there is no Lambda context (the dev server): API Gateway's integration timeout. */
-export const DEFAULT_REMAINING_MS = 30_000;
+export const DEFAULT_REMAINING_MS = API_GATEWAY_TIMEOUT_MS;
 
 export interface HandlerOptions {
   /** The graphs, by assistant id. Give this or `graph`. */
@@ -163,7 +165,11 @@ export function createHandler(options: HandlerOptions): ApiHandler {
         params: matched.params,
         body,
         query: event.queryStringParameters ?? {},
-        remainingMs: lambdaContext?.getRemainingTimeInMillis?.() ?? defaultRemainingMs,
+        // API Gateway gives up at 30 s whatever the function's timeout: stop before it does.
+        remainingMs: Math.min(
+          lambdaContext?.getRemainingTimeInMillis?.() ?? defaultRemainingMs,
+          API_GATEWAY_TIMEOUT_MS,
+        ),
         log,
         requestId,
         logger,

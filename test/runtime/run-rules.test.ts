@@ -281,3 +281,36 @@ describe("runs.wait without a checkpointer", () => {
     }
   });
 });
+
+describe("the run budget", () => {
+  it("never exceeds API Gateway's 30 s, whatever time the Lambda has left", async () => {
+    const State = Annotation.Root({ done: Annotation<boolean>() });
+    const handler = createHandler({
+      graph: ({ checkpointer }) =>
+        new StateGraph(State)
+          .addNode("slow", async (_state, config) => {
+            await new Promise<void>((resolve, reject) => {
+              const timer = setTimeout(resolve, 5000);
+              config.signal?.addEventListener("abort", () => {
+                clearTimeout(timer);
+                reject(new Error("aborted"));
+              });
+            });
+            return { done: true };
+          })
+          .addEdge(START, "slow")
+          .addEdge("slow", END)
+          .compile({ checkpointer }),
+      // 30 s cap minus 29 s margin: a 1 s budget, although the function has 15 minutes left.
+      deadlineMarginMs: 29_000,
+      ...(await backendOptions("memory")),
+      logger: quietLogger,
+      metrics: false,
+    });
+    const result = await handler(invoke({ thread_id: "capped", input: {} }), {
+      awsRequestId: "long-function",
+      getRemainingTimeInMillis: () => 15 * 60_000,
+    });
+    expect(JSON.parse(result.body!)).toMatchObject({ status: "STOPPED_EARLY" });
+  });
+});
