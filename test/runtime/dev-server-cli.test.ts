@@ -1,6 +1,10 @@
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
+import { QueryCommand } from "@aws-sdk/client-dynamodb";
+import { buildPk, THREAD_RECORD_SK } from "../../src/checkpoint/dynamodb/keys";
 import { loadDevKeys, verifyBearer } from "../../src/dev/auth";
+import { createLocalClient, deleteTestTable, localEndpoint } from "../support/dynamodb";
 
 const ROOT = join(__dirname, "..", "..");
 const TSX = join(ROOT, "node_modules", ".bin", "tsx");
@@ -72,5 +76,61 @@ describe("dev server and token commands", () => {
     });
     expect(resume.status).toBe(200);
     expect(await resume.json()).toMatchObject({ status: "COMPLETED", result: { booked: true } });
+  });
+
+  it("keeps threads in DynamoDB with TABLE_NAME and a DynamoDB Local endpoint", async () => {
+    const tableName = `dev-server-${randomUUID().slice(0, 8)}`;
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: "0",
+      TABLE_NAME: tableName,
+      DYNAMODB_ENDPOINT: localEndpoint(),
+    };
+    child = spawn(TSX, ["scripts/dev-server.ts"], {
+      cwd: ROOT,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let printed = "";
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no banner: ${printed}`)), 20_000);
+      child!.stdout!.on("data", (chunk: Buffer) => {
+        printed += chunk.toString();
+        if (printed.includes("approvals inbox")) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child!.once("exit", (code) => reject(new Error(`dev server exited with ${code}`)));
+    });
+    expect(printed).toContain(`DynamoDB table ${tableName} at ${localEndpoint()}`);
+    const url = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(printed)![1];
+    const token = /Bearer ([\w.-]+)/.exec(printed)![1];
+    const post = (body: unknown) =>
+      fetch(`${url}/invoke`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    expect((await post({ thread_id: "ddb-1", input: { request: "move it" } })).status).toBe(202);
+    const client = createLocalClient();
+    try {
+      const items = await client.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": { S: buildPk("demo", "ddb-1") } },
+          ConsistentRead: true,
+        }),
+      );
+      // The thread record and its checkpoints are in the table.
+      expect(items.Items?.some((item) => item.sk?.S === THREAD_RECORD_SK)).toBe(true);
+      expect(items.Items!.length).toBeGreaterThan(1);
+      const done = await post({ thread_id: "ddb-1", resume: { approve: true } });
+      expect(done.status).toBe(200);
+      expect(await done.json()).toMatchObject({ status: "COMPLETED", result: { booked: true } });
+    } finally {
+      await deleteTestTable(client, tableName);
+    }
   });
 });
