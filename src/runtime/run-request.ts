@@ -35,5 +35,5 @@ export async function runAndRecord(
 }
 
 export function deadlineMessage(threadId: string): string {
-  return `${new RunDeadlineError(threadId).message}. Until the stopped step's Lambda deadline passes, that run may answer 409 (busy): retry after a few seconds`;
+  return `${new RunDeadlineError(threadId).message}. A new run may answer 409 (busy) until the stopped run's Lambda deadline passes: retry after a few seconds`;
 }
