@@ -10,9 +10,31 @@ const ROOT = join(__dirname, "..", "..");
 const TSX = join(ROOT, "node_modules", ".bin", "tsx");
 
 /** `npm start` and `npm run token` as a developer runs them (the scripts behind both). */
-describe("dev server and token commands", () => {
-  let child: ChildProcess | undefined;
+let child: ChildProcess | undefined;
 
+/** Starts `scripts/dev-server.ts` as a developer would and resolves with its banner once it is ready. */
+async function startDevServer(env: NodeJS.ProcessEnv): Promise<string> {
+  child = spawn(TSX, ["scripts/dev-server.ts"], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let printed = "";
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no banner: ${printed}`)), 20_000);
+    child!.stdout!.on("data", (chunk: Buffer) => {
+      printed += chunk.toString();
+      if (printed.includes("approvals inbox")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child!.once("exit", (code) => reject(new Error(`dev server exited with ${code}`)));
+  });
+  return printed;
+}
+
+describe("dev server and token commands", () => {
   afterEach(() => {
     // Only the server this test started, by its pid.
     if (child?.pid !== undefined && child.exitCode === null) child.kill("SIGTERM");
@@ -36,23 +58,7 @@ describe("dev server and token commands", () => {
   it("starts on 127.0.0.1, prints the URL, a demo token and curl lines that work", async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: "0" };
     delete env.TABLE_NAME;
-    child = spawn(TSX, ["scripts/dev-server.ts"], {
-      cwd: ROOT,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let printed = "";
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no banner: ${printed}`)), 20_000);
-      child!.stdout!.on("data", (chunk: Buffer) => {
-        printed += chunk.toString();
-        if (printed.includes("approvals inbox")) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child!.once("exit", (code) => reject(new Error(`dev server exited with ${code}`)));
-    });
+    const printed = await startDevServer(env);
     const url = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(printed)?.[1];
     expect(url).toBeDefined();
     const token = /Bearer ([\w.-]+)/.exec(printed)?.[1];
@@ -86,23 +92,7 @@ describe("dev server and token commands", () => {
       TABLE_NAME: tableName,
       DYNAMODB_ENDPOINT: localEndpoint(),
     };
-    child = spawn(TSX, ["scripts/dev-server.ts"], {
-      cwd: ROOT,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let printed = "";
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no banner: ${printed}`)), 20_000);
-      child!.stdout!.on("data", (chunk: Buffer) => {
-        printed += chunk.toString();
-        if (printed.includes("approvals inbox")) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child!.once("exit", (code) => reject(new Error(`dev server exited with ${code}`)));
-    });
+    const printed = await startDevServer(env);
     expect(printed).toContain(`DynamoDB table ${tableName} at ${localEndpoint()}`);
     const url = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(printed)![1];
     const token = /Bearer ([\w.-]+)/.exec(printed)![1];
