@@ -1,14 +1,14 @@
 /**
  * The image's expired-thread cleaner (CMD `cleaner.handler`), triggered by the table's stream. DynamoDB TTL
- * deletes only a thread's record; this removes the rest of that thread's items. Only TTL removals of thread
- * records are acted on; every other stream record is ignored. The event source mapping has
+ * deletes only a thread's record; this removes the rest of that thread's items. Removals of thread records (by
+ * TTL or by a deletion) are acted on, keeping any live generation; every other stream record is ignored. The event source mapping has
  * `ReportBatchItemFailures`: the records of threads that could not be cleaned are returned as batch item
  * failures (by sequence number), so the shard is retried from the first of them, not from the whole batch.
  * Removal is idempotent, so records retried after a success are harmless.
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
-  isExpiredThreadRemoval,
+  isThreadRecordRemoval,
   removeExpiredThreadItems,
 } from "../src/checkpoint/dynamodb/expired-threads";
 import { InvalidEventError } from "../src/shared/errors";
@@ -16,7 +16,7 @@ import { createLogger } from "../src/runtime/observability";
 import { readEndpoint, readLogLevel, readTableName } from "./image-config";
 import { atColdStart } from "./init-error";
 
-type StreamRecord = Parameters<typeof isExpiredThreadRemoval>[0] & {
+type StreamRecord = Parameters<typeof isThreadRecordRemoval>[0] & {
   dynamodb?: { SequenceNumber?: string };
 };
 
@@ -26,7 +26,7 @@ export interface CleanerResult {
   batchItemFailures: { itemIdentifier: string }[];
   /** Stream records received. */
   records: number;
-  /** Expired threads whose items were removed. */
+  /** Threads (partitions) whose record removal was acted on. */
   threads: number;
   itemsRemoved: number;
 }
@@ -39,7 +39,7 @@ export const handler = atColdStart(() => {
 
   return async (event: unknown): Promise<CleanerResult> => {
     const records = streamRecords(event);
-    const removals = records.filter(isExpiredThreadRemoval);
+    const removals = records.filter(isThreadRecordRemoval);
     const partitions = [...new Set(removals.map((record) => record.dynamodb!.Keys!.pk!.S!))];
     const results = await Promise.allSettled(
       partitions.map((pk) => removeExpiredThreadItems({ client, tableName, pk })),
@@ -104,7 +104,7 @@ function streamRecords(event: unknown): StreamRecord[] {
       );
     }
     const keys = (record as StreamRecord).dynamodb?.Keys;
-    if (isExpiredThreadRemoval(record as StreamRecord) && typeof keys?.pk?.S !== "string") {
+    if (isThreadRecordRemoval(record as StreamRecord) && typeof keys?.pk?.S !== "string") {
       throw new InvalidEventError(
         `Records[${index}].dynamodb.Keys.pk`,
         "expected a string key, got none",

@@ -31,7 +31,7 @@ export {
 } from "./checkpoint/dynamodb/saver";
 export { THREAD_STATUSES, type ThreadStatus } from "./checkpoint/dynamodb/thread-record";
 export {
-  isExpiredThreadRemoval,
+  isThreadRecordRemoval,
   removeExpiredThreadItems,
 } from "./checkpoint/dynamodb/expired-threads";
 export type { Compression } from "./checkpoint/dynamodb/codec";

@@ -4,11 +4,11 @@ import { THREAD_RECORD_SK } from "../../src/checkpoint/dynamodb/keys";
 import { TABLE_DEFINITION } from "../../src/checkpoint/dynamodb/table-definition";
 
 /**
- * Only what DynamoDB TTL removed (not a user's delete), and only thread records: the cleaner then deletes the
- * rest of that thread's items, which carry no TTL of their own.
+ * Only removals of thread records, by DynamoDB TTL or by a deletion: the cleaner then deletes the rest of that
+ * thread's items (they carry no TTL of their own), keeping a live generation if the thread lives again. After a
+ * deletion it catches items a concurrent writer stored under the deleted generation.
  */
-export const TTL_REMOVAL_FILTER = {
-  userIdentity: { type: ["Service"], principalId: ["dynamodb.amazonaws.com"] },
+export const THREAD_RECORD_REMOVAL_FILTER = {
   eventName: ["REMOVE"],
   dynamodb: { Keys: { [TABLE_DEFINITION.sortKey]: { S: [THREAD_RECORD_SK] } } },
 };
@@ -20,7 +20,7 @@ export interface CleanerTriggerProps {
 }
 
 /**
- * Feeds the table's stream, filtered to TTL removals of thread records, to the cleaner function. The filter holds
+ * Feeds the table's stream, filtered to removals of thread records, to the cleaner function. The filter holds
  * no data worth a customer-managed key (and one would need Lambda grants in the key policy).
  */
 export function createCleanerTrigger(
@@ -37,7 +37,7 @@ export function createCleanerTrigger(
     maximumRetryAttempts: 5,
     bisectBatchOnFunctionError: true,
     functionResponseTypes: ["ReportBatchItemFailures"],
-    filterCriteria: { filter: [{ pattern: JSON.stringify(TTL_REMOVAL_FILTER) }] },
+    filterCriteria: { filter: [{ pattern: JSON.stringify(THREAD_RECORD_REMOVAL_FILTER) }] },
     destinationConfig: { onFailure: { destinationArn: props.deadLetterQueueArn } },
   });
 }

@@ -295,7 +295,7 @@ describeWithImageNode(
       },
     );
 
-    it("runs the cleaner command: a TTL removal of a thread record removes that thread's items, nothing else", async () => {
+    it("runs the cleaner command: a thread record's removal removes that thread's items, a live thread keeps its own", async () => {
       const api1 = await start(IMAGE_HANDLERS.api);
       const expired = `expired-${randomUUID()}`;
       const kept = `kept-${randomUUID()}`;
@@ -325,8 +325,9 @@ describeWithImageNode(
         cleaner,
         dynamodbStreamEvent([
           { pk: expiredPk, sk: THREAD_RECORD_SK, byTtl: true },
-          // An application's delete and a non-record item are not expiries: ignored.
+          // A removal event for a thread whose record is live (here: it was recreated): its items stay.
           { pk: keptPk, sk: THREAD_RECORD_SK, byTtl: false },
+          // Not a thread record: ignored.
           { pk: keptPk, sk: "c#0001", byTtl: true },
           // A partition DynamoDB refuses to query (an empty key value): a real failure of one thread,
           // reported by its sequence number so Lambda retries from it, not the whole batch.
@@ -335,7 +336,7 @@ describeWithImageNode(
       );
       expect(outcome).toMatchObject({
         kind: "response",
-        body: { records: 4, threads: 2, batchItemFailures: [{ itemIdentifier: "1003" }] },
+        body: { records: 4, threads: 3, batchItemFailures: [{ itemIdentifier: "1003" }] },
       });
       expect((outcome.body as { itemsRemoved: number }).itemsRemoved).toBeGreaterThan(0);
       expect(await itemCount(expiredPk)).toBe(0);

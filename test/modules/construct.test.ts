@@ -123,7 +123,6 @@ describe("MemoryTable construct (synth)", () => {
     const filters = (mapping.filter_criteria as { filter: { pattern: string }[] }).filter;
     expect(filters.map((filter) => JSON.parse(filter.pattern) as unknown)).toEqual([
       {
-        userIdentity: { type: ["Service"], principalId: ["dynamodb.amazonaws.com"] },
         eventName: ["REMOVE"],
         dynamodb: { Keys: { [TABLE_DEFINITION.sortKey]: { S: [THREAD_RECORD_SK] } } },
       },

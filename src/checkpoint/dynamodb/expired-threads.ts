@@ -9,8 +9,8 @@ import { THREAD_ATTRIBUTES } from "./thread-record";
 type Item = Record<string, any>;
 
 /**
- * Removes what an expired thread left behind. DynamoDB TTL deletes only the thread record (the one item with a
- * `ttl`); the table stream then calls this for its partition.
+ * Removes what an expired or deleted thread left behind. DynamoDB TTL deletes only the thread record (the one
+ * item with a `ttl`); the table stream then calls this for its partition, as it does after a deletion.
  *
  * The thread may have started a new life meanwhile (a new record, a new generation), so before each page of
  * deletions the record is read again: items of a live generation are kept, and the record itself is never
@@ -82,16 +82,14 @@ async function readLiveGeneration(
   return String(record[THREAD_ATTRIBUTES.generation]);
 }
 
-/** True for a stream record of DynamoDB TTL removing a thread record (the only records the cleaner acts on). */
-export function isExpiredThreadRemoval(record: {
+/**
+ * True for a stream record of a thread record's removal: by DynamoDB TTL (an expiry) or by a deletion. The
+ * cleaner acts on both: after a deletion it removes items a concurrent writer may still have stored under the
+ * deleted generation; a thread that lives again keeps its live generation (see removeExpiredThreadItems).
+ */
+export function isThreadRecordRemoval(record: {
   eventName?: string;
-  userIdentity?: { type?: string; principalId?: string };
   dynamodb?: { Keys?: Record<string, { S?: string }> };
 }): boolean {
-  return (
-    record.eventName === "REMOVE" &&
-    record.userIdentity?.type === "Service" &&
-    record.userIdentity.principalId === "dynamodb.amazonaws.com" &&
-    record.dynamodb?.Keys?.sk?.S === THREAD_RECORD_SK
-  );
+  return record.eventName === "REMOVE" && record.dynamodb?.Keys?.sk?.S === THREAD_RECORD_SK;
 }
