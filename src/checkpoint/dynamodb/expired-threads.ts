@@ -1,12 +1,9 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { QueryCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { THREAD_RECORD_SK } from "./keys";
-import { toDocumentClient } from "./partition";
-import { batchWriteAll, withThrottlingRetry } from "./retry";
+import { removePartition, toDocumentClient } from "./partition";
+import { withThrottlingRetry } from "./retry";
 import { THREAD_ATTRIBUTES } from "./thread-record";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Item = Record<string, any>;
 
 /**
  * Removes what an expired or deleted thread left behind. DynamoDB TTL deletes only the thread record (the one
@@ -24,40 +21,18 @@ export async function removeExpiredThreadItems(input: {
 }): Promise<number> {
   const client = toDocumentClient(input.client);
   const nowSeconds = () => Math.floor((input.now ?? Date.now()) / 1000);
-  let removed = 0;
-  let startKey: Item | undefined;
-  do {
-    const page = await withThrottlingRetry(() =>
-      client.send(
-        new QueryCommand({
-          TableName: input.tableName,
-          KeyConditionExpression: "pk = :pk",
-          ExpressionAttributeValues: { ":pk": input.pk },
-          ProjectionExpression: "pk, sk, g",
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      ),
-    );
+  return removePartition(client, input.tableName, input.pk, async (page) => {
     const liveGeneration = await readLiveGeneration(
       client,
       input.tableName,
       input.pk,
       nowSeconds(),
     );
-    const doomed = (page.Items ?? []).filter(
+    return page.filter(
       (item) =>
         item.sk !== THREAD_RECORD_SK && (liveGeneration === undefined || item.g !== liveGeneration),
     );
-    await batchWriteAll(
-      client,
-      input.tableName,
-      doomed.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })),
-    );
-    removed += doomed.length;
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return removed;
+  });
 }
 
 async function readLiveGeneration(

@@ -26,11 +26,15 @@ export async function queryAll(
   return items;
 }
 
-/** Deletes every item of one partition (a thread, record included), reading keys only, in batches of 25. */
+/**
+ * Deletes the items of one partition page by page (keys and generation read, in batches of 25): every item
+ * (a thread, record included) by default, or what `selectDoomed` picks from each page, just before its deletion.
+ */
 export async function removePartition(
   client: DynamoDBDocumentClient,
   tableName: string,
   pk: string,
+  selectDoomed: (page: Item[]) => Promise<Item[]> = async (page) => page,
 ): Promise<number> {
   let removed = 0;
   let startKey: Item | undefined;
@@ -41,13 +45,13 @@ export async function removePartition(
           TableName: tableName,
           KeyConditionExpression: "pk = :pk",
           ExpressionAttributeValues: { ":pk": pk },
-          ProjectionExpression: "pk, sk",
+          ProjectionExpression: "pk, sk, g",
           ConsistentRead: true,
           ExclusiveStartKey: startKey,
         }),
       ),
     );
-    const doomed = page.Items ?? [];
+    const doomed = await selectDoomed(page.Items ?? []);
     await batchWriteAll(
       client,
       tableName,
