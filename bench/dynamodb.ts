@@ -15,7 +15,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { brotliCompressSync, constants, deflateRawSync, gzipSync } from "node:zlib";
 import { encodeValue } from "../src/checkpoint/dynamodb/codec";
 import { DynamoDBSaver } from "../src/checkpoint/dynamodb/saver";
-import type { ThreadStatus } from "../src/checkpoint/dynamodb/thread-record";
+import type { ThreadStatus } from "../src/shared/threads";
 import { buildBookingGraph } from "../src/examples/booking";
 import { createTestTable } from "../test/support/dynamodb";
 import { LOCAL_CLIENT_CONFIG } from "../test/support/dynamodb-local";

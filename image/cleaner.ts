@@ -7,18 +7,16 @@
  * Removal is idempotent, so records retried after a success are harmless.
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { readRuntimeConfig, requireTableName } from "../src/runtime/config";
+import { createLogger } from "../src/runtime/observability";
+import { InvalidEventError } from "../src/shared/errors";
+import { connectTable } from "../src/table/client";
 import {
   isThreadRecordRemoval,
-  removeExpiredThreadItems,
-} from "../src/checkpoint/dynamodb/expired-threads";
-import { InvalidEventError } from "../src/shared/errors";
-import { createLogger } from "../src/runtime/observability";
-import { readEndpoint, readLogLevel, readTableName } from "./image-config";
+  removeThreadLeftovers,
+  type ThreadStreamRecord as StreamRecord,
+} from "../src/table/thread-removal";
 import { atColdStart } from "./init-error";
-
-type StreamRecord = Parameters<typeof isThreadRecordRemoval>[0] & {
-  dynamodb?: { SequenceNumber?: string };
-};
 
 /** The response shape Lambda reads for `ReportBatchItemFailures`, with what was done for the logs and tests. */
 export interface CleanerResult {
@@ -32,17 +30,18 @@ export interface CleanerResult {
 }
 
 export const handler = atColdStart(() => {
-  const tableName = readTableName(process.env);
-  const endpoint = readEndpoint(process.env);
-  const logger = createLogger(readLogLevel(process.env));
-  const client = new DynamoDBClient(endpoint ? { endpoint } : {});
+  const config = readRuntimeConfig(process.env);
+  const tableName = requireTableName(config);
+  const logger = createLogger(config.logLevel);
+  const endpoint = config.dynamodbEndpoint;
+  const table = connectTable(new DynamoDBClient(endpoint ? { endpoint } : {}), tableName);
 
   return async (event: unknown): Promise<CleanerResult> => {
     const records = streamRecords(event);
     const removals = records.filter(isThreadRecordRemoval);
     const partitions = [...new Set(removals.map((record) => record.dynamodb!.Keys!.pk!.S!))];
     const results = await Promise.allSettled(
-      partitions.map((pk) => removeExpiredThreadItems({ client, tableName, pk })),
+      partitions.map((pk) => removeThreadLeftovers(table, pk)),
     );
     const failures = results.filter((result) => result.status === "rejected");
     const failedPartitions = new Set(

@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { isAbsolute, resolve } from "node:path";
 import { InvalidConfigurationError } from "../src/shared/errors";
 import { ENVIRONMENT } from "../src/runtime/environment";
-import { assertIdentifier } from "../src/shared/identifiers";
+import { assertPathIdentifier } from "../src/shared/identifiers";
 import type { GraphFactory } from "../src/runtime/types";
 
 /**
@@ -70,7 +70,7 @@ function checkAssistantMap(value: unknown, specifier: string): Record<string, Gr
   }
   for (const [id, factory] of entries) {
     try {
-      assertIdentifier("assistant id", id);
+      assertPathIdentifier("assistant id", id);
     } catch (error) {
       throw new InvalidConfigurationError(
         VARIABLE,

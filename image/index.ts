@@ -4,11 +4,11 @@
  * is served as the assistant `booking`. Any bad setting fails the init, naming the variable.
  */
 import { buildBookingGraph } from "../src/examples/booking";
+import { readRuntimeConfig, requireTableName } from "../src/runtime/config";
 import { createHandler } from "../src/runtime/handler";
 import { createLogger } from "../src/runtime/observability";
 import type { GraphFactory } from "../src/runtime/types";
 import { loadGraphModule } from "./graph-module";
-import { readImageConfig } from "./image-config";
 import { atColdStart } from "./init-error";
 
 const EXAMPLE_ASSISTANTS: Record<string, GraphFactory> = {
@@ -16,22 +16,17 @@ const EXAMPLE_ASSISTANTS: Record<string, GraphFactory> = {
 };
 
 export const handler = atColdStart(() => {
-  const config = readImageConfig(process.env);
+  const config = readRuntimeConfig(process.env);
+  const tableName = requireTableName(config);
   const taskRoot = process.env.LAMBDA_TASK_ROOT ?? process.cwd();
   const graphs = config.graphModule
     ? loadGraphModule(config.graphModule, taskRoot)
     : { assistants: EXAMPLE_ASSISTANTS };
   const logger = createLogger(config.logLevel);
-  const apiHandler = createHandler({
-    ...graphs,
-    tableName: config.tableName,
-    tenantClaim: config.tenantClaim,
-    deadlineMarginMs: config.deadlineMarginMs,
-    logger,
-  });
+  const apiHandler = createHandler({ ...graphs, environment: config, logger });
   logger.info(
     {
-      table: config.tableName,
+      table: tableName,
       graphModule: config.graphModule ?? "(bundled booking example)",
       assistants: graphs.assistants ? Object.keys(graphs.assistants) : ["agent"],
     },

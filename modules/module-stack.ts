@@ -9,6 +9,7 @@ import {
 import { AwsProvider } from "@cdktf/provider-aws/lib/provider";
 import { MemoryTable } from "./construct/memory-table";
 import { DEFAULTS } from "./construct/props";
+import { LOG_LEVELS } from "../src/shared/defaults";
 import {
   Architecture,
   ARCHITECTURES,
@@ -326,10 +327,8 @@ const VARIABLES = {
     default: DEFAULTS.logLevel,
     validation: [
       {
-        condition:
-          'contains(["fatal", "error", "warn", "info", "debug", "trace", "silent"], var.log_level)',
-        message:
-          "Invalid log_level: expected one of fatal, error, warn, info, debug, trace, silent.",
+        condition: `contains(${JSON.stringify(LOG_LEVELS).replace(/,/g, ", ")}, var.log_level)`,
+        message: `Invalid log_level: expected one of ${LOG_LEVELS.join(", ")}.`,
       },
     ],
   },

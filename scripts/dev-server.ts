@@ -10,23 +10,24 @@ import {
   ResourceNotFoundException,
 } from "@aws-sdk/client-dynamodb";
 import { InMemorySaver } from "../src/checkpoint/memory";
-import { createTableInput } from "../src/checkpoint/dynamodb/table-definition";
 import { loadDevKeys, signDevToken } from "../src/dev/auth";
 import { DEV_ASSISTANTS } from "../src/dev/assistants";
 import { startDevServer } from "../src/dev/server";
-import { ENVIRONMENT } from "../src/runtime/environment";
+import { readRuntimeConfig } from "../src/runtime/config";
 import { createHandler, type HandlerOptions } from "../src/runtime/handler";
+import { createTableInput } from "../src/table/definition";
 
 async function main(): Promise<void> {
   const port = process.env.PORT === undefined ? 3000 : Number(process.env.PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new Error(`Invalid PORT: expected an integer from 0 to 65535, got ${process.env.PORT}`);
   }
-  const tableName = process.env[ENVIRONMENT.tableName];
-  const options: HandlerOptions = { assistants: DEV_ASSISTANTS, metrics: false };
+  const environment = readRuntimeConfig(process.env);
+  const tableName = environment.tableName;
+  const options: HandlerOptions = { assistants: DEV_ASSISTANTS, metrics: false, environment };
   let storage = "bounded in-memory saver (lost on restart)";
   if (tableName) {
-    const endpoint = process.env[ENVIRONMENT.dynamodbEndpoint];
+    const endpoint = environment.dynamodbEndpoint;
     const client = endpoint
       ? new DynamoDBClient({
           endpoint,

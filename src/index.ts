@@ -1,38 +1,25 @@
 /**
  * Memory Table: durable, human-in-the-loop LangGraph agents on AWS Lambda.
- * The public API; everything else under src/ is internal.
+ *
+ * The package root is what an app team needs: the Lambda handler and its graph contract, the two savers and the
+ * errors. The rest lives in subpaths: `memory-table/dynamodb` (saver options and defaults),
+ * `memory-table/memory` (the bounded in-memory saver's guardrails), `memory-table/table` (the table definition,
+ * IAM actions, the cleaner), `memory-table/runtime` (routes, configuration, thread stores) and
+ * `memory-table/examples` (the booking example graph).
  */
 export * from "./shared/errors";
-export { assertIdentifier, MAX_IDENTIFIER_LENGTH } from "./shared/identifiers";
 export {
-  TABLE_DEFINITION,
-  THREADS_BY_STATUS_INDEX,
-  THREADS_BY_TENANT_INDEX,
-  TTL_ATTRIBUTE,
-  createTableInput,
-} from "./checkpoint/dynamodb/table-definition";
+  createHandler,
+  type ApiHandler,
+  type GraphFactory,
+  type GraphFactoryContext,
+  type HandlerGraph,
+  type HandlerOptions,
+} from "./runtime";
+export { DynamoDBSaver, type DynamoDBSaverOptions } from "./checkpoint/dynamodb";
 export {
   BoundedInMemorySaver,
-  DEFAULT_IN_MEMORY_CHECKPOINT_CONFIG,
   InMemorySaver,
+  type BoundedInMemorySaverOptions,
+  type InMemoryCheckpointConfig,
 } from "./checkpoint/memory";
-export type {
-  BoundedInMemorySaverOptions,
-  InMemoryCheckpointConfig,
-  InMemorySaverStats,
-  PurgeResult,
-} from "./checkpoint/memory";
-export { buildBookingGraph } from "./examples/booking";
-export {
-  DynamoDBSaver,
-  DEFAULT_MAX_CHECKPOINT_BYTES,
-  DEFAULT_TTL_SECONDS,
-  type DynamoDBSaverOptions,
-} from "./checkpoint/dynamodb/saver";
-export { THREAD_STATUSES, type ThreadStatus } from "./checkpoint/dynamodb/thread-record";
-export {
-  isThreadRecordRemoval,
-  removeExpiredThreadItems,
-} from "./checkpoint/dynamodb/expired-threads";
-export type { Compression } from "./checkpoint/dynamodb/codec";
-export * from "./runtime";

@@ -1,7 +1,7 @@
 import { Construct } from "constructs";
 import { LambdaEventSourceMapping } from "@cdktf/provider-aws/lib/lambda-event-source-mapping";
-import { THREAD_RECORD_SK } from "../../src/checkpoint/dynamodb/keys";
-import { TABLE_DEFINITION } from "../../src/checkpoint/dynamodb/table-definition";
+import { THREAD_RECORD_SK } from "../../src/table/keys";
+import { TABLE_DEFINITION } from "../../src/table/definition";
 
 /**
  * Only removals of thread records, by DynamoDB TTL or by a deletion: the cleaner then deletes the rest of that

@@ -4,10 +4,7 @@ import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group
 import { LambdaEventSourceMapping } from "@cdktf/provider-aws/lib/lambda-event-source-mapping";
 import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
 import { SqsQueue } from "@cdktf/provider-aws/lib/sqs-queue";
-import {
-  DYNAMODB_CLEANER_ACTIONS,
-  DYNAMODB_ITEM_ACTIONS,
-} from "../../src/checkpoint/dynamodb/iam-actions";
+import { DYNAMODB_CLEANER_ACTIONS, DYNAMODB_ITEM_ACTIONS } from "../../src/table/iam-actions";
 import { InvalidConfigurationError } from "../../src/shared/errors";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
 import { HttpApi } from "./api";

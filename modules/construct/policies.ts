@@ -1,7 +1,4 @@
-import {
-  DYNAMODB_ITEM_ACTIONS,
-  DYNAMODB_STREAM_ACTIONS,
-} from "../../src/checkpoint/dynamodb/iam-actions";
+import { DYNAMODB_ITEM_ACTIONS, DYNAMODB_STREAM_ACTIONS } from "../../src/table/iam-actions";
 
 /**
  * The module's IAM policy documents, as plain data (rendered with `jsonencode`): least privilege, one statement per

@@ -1,4 +1,9 @@
 import { IMAGE_HANDLERS } from "../../src/runtime/environment";
+import {
+  DEFAULT_DEADLINE_MARGIN_MS,
+  DEFAULT_LOG_LEVEL,
+  DEFAULT_TENANT_CLAIM,
+} from "../../src/shared/defaults";
 import type { Flag } from "./expressions";
 import type { Architecture } from "./rules";
 
@@ -84,9 +89,9 @@ export const DEFAULTS = {
   memorySize: 1024,
   timeout: 29,
   reservedConcurrentExecutions: 50,
-  tenantClaim: "custom:tenant_id",
-  logLevel: "info",
-  deadlineMarginMs: 3000,
+  tenantClaim: DEFAULT_TENANT_CLAIM,
+  logLevel: DEFAULT_LOG_LEVEL,
+  deadlineMarginMs: DEFAULT_DEADLINE_MARGIN_MS,
   logRetentionInDays: 365,
   kmsKeyDeletionWindowInDays: 30,
   throttlingBurstLimit: 100,

@@ -1,6 +1,6 @@
 import { Construct } from "constructs";
 import { DynamodbTable } from "@cdktf/provider-aws/lib/dynamodb-table";
-import { TABLE_DEFINITION } from "../../src/checkpoint/dynamodb/table-definition";
+import { TABLE_DEFINITION } from "../../src/table/definition";
 import type { Flag } from "./expressions";
 
 export interface TableProps {

@@ -10,7 +10,8 @@ import {
   type JWTPayload,
   type KeyLike,
 } from "jose";
-import { assertTenantId } from "../checkpoint/dynamodb/keys";
+import { DEFAULT_TENANT_CLAIM } from "../shared/defaults";
+import { assertTenantId } from "../shared/identifiers";
 
 /**
  * Dev-only stand-in for API Gateway's JWT authorizer: an ES256 key kept in the git-ignored `.dev/` folder
@@ -19,7 +20,7 @@ import { assertTenantId } from "../checkpoint/dynamodb/keys";
  */
 export const DEV_ISSUER = "memory-table-dev";
 export const DEV_AUDIENCE = "memory-table";
-export const DEV_TENANT_CLAIM = "custom:tenant_id";
+export const DEV_TENANT_CLAIM = DEFAULT_TENANT_CLAIM;
 const ALGORITHM = "ES256";
 
 export interface DevKeys {

@@ -35,25 +35,35 @@ export async function startDevServer(options: DevServerOptions): Promise<Running
   const maxRequestBytes = options.maxRequestBytes ?? 1024 * 1024;
   const server = createServer((request, response) => {
     void (async () => {
-      const send = (status: number, body: string | undefined, headers: Record<string, string>) => {
+      const send = (
+        status: number,
+        body: string,
+        headers: Record<string, string> = { "content-type": "application/json" },
+      ) => {
         response.writeHead(status, headers);
         response.end(body);
       };
       try {
-        const body = await readBody(request, maxRequestBytes);
-        if (body === undefined) {
-          send(413, JSON.stringify({ message: "Request Entity Too Large" }), {
-            "content-type": "application/json",
-          });
-          return;
-        }
+        // The token first, as API Gateway's authorizer does: an unauthenticated caller's body is never read.
         const claims = await verifyBearer(options.keys, header(request, "authorization"));
         if (!claims) {
           // API Gateway's JWT authorizer answer: the handler never runs.
           send(401, JSON.stringify({ message: "Unauthorized" }), {
             "content-type": "application/json",
             "www-authenticate": 'Bearer error="invalid_token"',
+            connection: "close",
           });
+          response.once("finish", () => request.socket.destroySoon());
+          return;
+        }
+        const body = await readBody(request, maxRequestBytes);
+        if (body === undefined) {
+          // The rest of the body is not read: close the connection, so nothing behind it is served.
+          send(413, JSON.stringify({ message: "Request Entity Too Large" }), {
+            "content-type": "application/json",
+            connection: "close",
+          });
+          response.once("finish", () => request.socket.destroySoon());
           return;
         }
         const deadline = Date.now() + timeoutMs;
@@ -70,9 +80,9 @@ export async function startDevServer(options: DevServerOptions): Promise<Running
         response.writeHead(result.statusCode, result.headers);
         response.end(payload);
       } catch (error) {
-        send(500, JSON.stringify({ message: "Internal Server Error" }), {
-          "content-type": "application/json",
-        });
+        // A client that went away mid-request has nobody to answer.
+        if (request.destroyed || response.writableEnded) return;
+        send(500, JSON.stringify({ message: "Internal Server Error" }));
         console.error("dev server error:", (error as Error)?.name);
       }
     })();
@@ -99,7 +109,10 @@ function header(request: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** The whole body, or undefined once it passes `maxBytes` (what was read is discarded, the rest never read). */
 async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  const declared = Number(request.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > maxBytes) return undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
@@ -126,14 +139,9 @@ function toEvent(
   });
   const method = request.method ?? "GET";
   const now = Date.now();
-  // API Gateway passes JWT claims as strings (arrays and objects flattened).
-  const stringClaims: Record<string, string | number | boolean | string[]> = {};
-  for (const [name, value] of Object.entries(claims)) {
-    stringClaims[name] =
-      typeof value === "string" || typeof value === "number" || typeof value === "boolean"
-        ? value
-        : JSON.stringify(value);
-  }
+  // Claims reach the handler with their JSON types: the handler accepts only a string tenant claim, so a
+  // token whose tenant claim is `null` or `42` never becomes tenant "null" or "42".
+  const passedClaims = claims as Record<string, string | number | boolean | string[]>;
   return {
     version: "2.0",
     routeKey: "$default",
@@ -163,7 +171,7 @@ function toEvent(
       authorizer: {
         principalId: "",
         integrationLatency: 0,
-        jwt: { claims: stringClaims, scopes: [] },
+        jwt: { claims: passedClaims, scopes: [] },
       },
     },
   } as HttpEvent;

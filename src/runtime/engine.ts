@@ -1,8 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Command, isUnknownInterruptError } from "@langchain/langgraph";
 import type { Logger } from "pino";
-import { buildPk } from "../checkpoint/dynamodb/keys";
-import type { ThreadStatus } from "../checkpoint/dynamodb/thread-record";
 import {
   CheckpointerRequiredError,
   NothingToResumeError,
@@ -10,9 +8,10 @@ import {
   ThreadExpiredError,
   ThreadNotFoundError,
 } from "../shared/errors";
+import { scopeThreadId } from "../shared/tenant-scope";
+import type { PendingInterrupt, ThreadRecord, ThreadStatus, ThreadStore } from "../shared/threads";
 import type { GraphRegistry } from "./graph-registry";
 import type { RequestScope } from "./scoped-checkpointer";
-import type { PendingInterrupt, ThreadRecord, ThreadStore } from "./thread-store/types";
 import type { AnySaver, HandlerGraph } from "./types";
 
 /** A run the caller asked for: a start (with input, possibly `null` to continue) or a resume. */
@@ -84,7 +83,7 @@ export class RunEngine {
     return {
       tenantId,
       saver,
-      saverThreadId: (threadId) => (bound ? threadId : buildPk(tenantId, threadId)),
+      saverThreadId: (threadId) => (bound ? threadId : scopeThreadId(tenantId, threadId)),
     };
   }
 
@@ -140,15 +139,6 @@ export class RunEngine {
           rejectPaused: request.rejectPaused,
         }),
     );
-    if (store.ttlSeconds !== undefined) {
-      // The lease write renewed the record's expiry: the saver need not renew it again in this request.
-      const saver = scope.saver as
-        { noteThreadExpiry?: (id: string, ttl: number) => void } | undefined;
-      saver?.noteThreadExpiry?.(
-        scope.saverThreadId(request.threadId),
-        Math.floor(now / 1000) + store.ttlSeconds,
-      );
-    }
     // Until the graph has run, a failure restores the thread exactly as it was.
     let release: ReturnType<typeof releaseFor> & { assistantId?: string } = {
       status: previous?.status,

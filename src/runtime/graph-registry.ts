@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { assertIdentifier } from "../shared/identifiers";
+import { assertPathIdentifier } from "../shared/identifiers";
 import { InvalidConfigurationError } from "../shared/errors";
 import type { GraphFactory, HandlerGraph } from "./types";
 
@@ -25,7 +25,7 @@ export class GraphRegistry {
       throw new InvalidConfigurationError("assistants", "expected at least one graph, got none");
     }
     for (const id of this.assistantIds) {
-      assertIdentifier("assistant id", id);
+      assertPathIdentifier("assistant id", id);
       if (typeof factories[id] !== "function") {
         throw new InvalidConfigurationError(
           `assistants.${id}`,

@@ -1,40 +1,32 @@
 import { randomUUID } from "node:crypto";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { Logger } from "pino";
-import { assertTenantId } from "../checkpoint/dynamodb/keys";
-import { DynamoDBSaver } from "../checkpoint/dynamodb/saver";
-import {
-  AssistantMismatchError,
-  CheckpointerRequiredError,
-  InvalidConfigurationError,
-  InvalidIdentifierError,
-  NothingToResumeError,
-  RunBudgetExhaustedError,
-  ThreadBusyError,
-  ThreadExistsError,
-  ThreadNotFoundError,
-  ThreadPausedError,
-} from "../shared/errors";
+import { DynamoDBSaver } from "../checkpoint/dynamodb";
+import { API_GATEWAY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES } from "../shared/defaults";
+import { InvalidConfigurationError, InvalidIdentifierError } from "../shared/errors";
+import { assertTenantId } from "../shared/identifiers";
+import type { ThreadStore } from "../shared/threads";
+import { TableContext } from "../table/context";
+import { readRuntimeConfig, type RuntimeConfig } from "./config";
 import { RunEngine, type TenantSaver } from "./engine";
-import { ENVIRONMENT } from "./environment";
 import { GraphRegistry } from "./graph-registry";
-import { HttpError, json, matchRoute, parseBody, type HttpEvent, type HttpResult } from "./http";
+import {
+  errorResponse,
+  HttpError,
+  matchRoute,
+  parseBody,
+  type HttpEvent,
+  type HttpResult,
+} from "./http";
+import { InMemoryThreadStore } from "./in-memory-thread-store";
 import { createLogger, RunMetrics, stdoutSink, type MetricsSink } from "./observability";
 import type { RequestLogFields, RouteContext, RouteHandler } from "./route-context";
-import { ROUTES } from "./routes";
+import { ROUTES, type ApiFace } from "./routes";
 import { RequestScope } from "./scoped-checkpointer";
 import * as server from "./server-face";
 import * as simple from "./simple-face";
-import { DynamoDBThreadStore } from "./thread-store/dynamodb";
-import { InMemoryThreadStore } from "./thread-store/memory";
-import type { ThreadStore } from "./thread-store/types";
 import type { AnySaver, CheckpointerOption, GraphFactory, HandlerContext } from "./types";
 
-export const DEFAULT_TENANT_CLAIM = "custom:tenant_id";
-export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
-export const DEFAULT_DEADLINE_MARGIN_MS = 3000;
-/** API Gateway HTTP API's integration timeout: no run's budget exceeds it. */
-export const API_GATEWAY_TIMEOUT_MS = 30_000;
 /** Time budget when there is no Lambda context (the dev server): API Gateway's integration timeout. */
 export const DEFAULT_REMAINING_MS = API_GATEWAY_TIMEOUT_MS;
 
@@ -60,6 +52,11 @@ export interface HandlerOptions {
   threadStore?: ThreadStore;
   /** JWT claim carrying the tenant id (default `TENANT_CLAIM` or `custom:tenant_id`). */
   tenantClaim?: string;
+  /**
+   * The configuration read from the environment (TABLE_NAME, TENANT_CLAIM, LOG_LEVEL, DEADLINE_MARGIN_MS,
+   * DYNAMODB_ENDPOINT); default: read from `process.env` once, here. Options given in code win over it.
+   */
+  environment?: RuntimeConfig;
   /** Largest accepted request body in bytes (default 256 KiB). */
   maxBodyBytes?: number;
   /** A run is stopped this many ms before the Lambda deadline (default `DEADLINE_MARGIN_MS` or 3000). */
@@ -102,23 +99,20 @@ if (Object.keys(ROUTE_HANDLERS).length !== ROUTES.length) {
   throw new InvalidConfigurationError("ROUTES", "expected one entry per served route");
 }
 
-const SDK_FACE = (routeKey: string) =>
-  !routeKey.startsWith("POST /invoke") && !routeKey.endsWith("/status");
-
 /**
  * Builds the API Gateway HTTP API (payload 2.0) Lambda handler. Everything that does not depend on a request
  * (clients, logger, stores, compiled graphs) is built here or on first use, once per container.
  */
 export function createHandler(options: HandlerOptions): ApiHandler {
-  const logger = options.logger ?? createLogger(process.env[ENVIRONMENT.logLevel]);
+  const environment = options.environment ?? readRuntimeConfig(process.env);
+  const logger = options.logger ?? createLogger(environment.logLevel);
   const factories = resolveAssistants(options);
-  const tenantClaim =
-    options.tenantClaim ?? process.env[ENVIRONMENT.tenantClaim] ?? DEFAULT_TENANT_CLAIM;
+  const tenantClaim = options.tenantClaim ?? environment.tenantClaim;
   const maxBodyBytes = positive("maxBodyBytes", options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES);
   const deadlineMarginMs = positive(
     "deadlineMarginMs",
-    options.deadlineMarginMs ?? numberFromEnv(ENVIRONMENT.deadlineMarginMs),
-    DEFAULT_DEADLINE_MARGIN_MS,
+    options.deadlineMarginMs,
+    environment.deadlineMarginMs,
     true,
   );
   const defaultRemainingMs = positive(
@@ -126,7 +120,7 @@ export function createHandler(options: HandlerOptions): ApiHandler {
     options.defaultRemainingMs,
     DEFAULT_REMAINING_MS,
   );
-  const { saverFor, store } = resolveCheckpointing(options);
+  const { saverFor, store } = resolveCheckpointing(options, environment);
   const scope = saverFor ? new RequestScope() : undefined;
   const registry = new GraphRegistry(factories, scope?.checkpointer, logger);
   const engine = new RunEngine({
@@ -150,11 +144,13 @@ export function createHandler(options: HandlerOptions): ApiHandler {
     const path = routePath(event);
     const log: RequestLogFields = {};
     let route = `${method} ${path}`;
+    let face: ApiFace = "server";
     let tenantId: string | undefined;
     let result: HttpResult;
     try {
       const matched = matchRoute(method, path);
       route = matched.key;
+      face = matched.route.face;
       tenantId = tenantFrom(event, tenantClaim);
       const body = matched.route.method === "POST" ? parseBody(event, maxBodyBytes) : {};
       const context: RouteContext = {
@@ -176,7 +172,7 @@ export function createHandler(options: HandlerOptions): ApiHandler {
       };
       result = await ROUTE_HANDLERS[matched.key]!(context);
     } catch (error) {
-      result = errorResult(error, route, requestId, logger);
+      result = errorResponse(error, face, requestId, logger);
     }
     logger.info(
       {
@@ -205,43 +201,24 @@ function routePath(event: HttpEvent): string {
   return raw;
 }
 
+/**
+ * The tenant, from the verified claims only: absent (or empty) is 401; anything but a well-formed string id is
+ * 403. A claim is never coerced: a `null` or `42` claim is no tenant, never the tenant "null" or "42".
+ */
 function tenantFrom(event: HttpEvent, claim: string): string {
-  const value = event.requestContext?.authorizer?.jwt?.claims?.[claim];
+  const claims: Record<string, unknown> = event.requestContext?.authorizer?.jwt?.claims ?? {};
+  const value = Object.hasOwn(claims, claim) ? claims[claim] : undefined;
   if (value === undefined || value === null || value === "") {
     throw new HttpError(401, "Unauthorized: no tenant claim in the verified token");
   }
   try {
-    return assertTenantId(String(value));
+    return assertTenantId(value);
   } catch (error) {
-    if (error instanceof InvalidIdentifierError)
+    if (error instanceof InvalidIdentifierError) {
       throw new HttpError(403, `Forbidden: ${error.message}`);
+    }
     throw error;
   }
-}
-
-function errorResult(error: unknown, route: string, requestId: string, logger: Logger): HttpResult {
-  const sdk = SDK_FACE(route);
-  if (error instanceof HttpError)
-    return json(error.statusCode, { detail: error.message }, error.headers);
-  if (error instanceof ThreadNotFoundError) return json(404, { detail: error.message });
-  if (
-    error instanceof ThreadBusyError ||
-    error instanceof NothingToResumeError ||
-    error instanceof AssistantMismatchError ||
-    error instanceof ThreadPausedError ||
-    error instanceof ThreadExistsError
-  ) {
-    return json(409, { detail: error.message });
-  }
-  if (error instanceof CheckpointerRequiredError) return json(400, { detail: error.message });
-  // 408, not 5xx: the SDK re-sends 5xx at once, and a too-short function timeout would fail the same way.
-  if (error instanceof RunBudgetExhaustedError) return json(408, { detail: error.message });
-  if (error instanceof InvalidIdentifierError)
-    return json(sdk ? 422 : 400, { detail: error.message });
-  const errorId = randomUUID();
-  // Name only: messages and stacks of unexpected errors can carry state.
-  logger.error({ requestId, errorId, err: { name: (error as Error)?.name } }, "unhandled error");
-  return json(500, { detail: "Internal error", error_id: errorId });
 }
 
 function resolveAssistants(options: HandlerOptions): Record<string, GraphFactory> {
@@ -256,7 +233,10 @@ function resolveAssistants(options: HandlerOptions): Record<string, GraphFactory
   );
 }
 
-function resolveCheckpointing(options: HandlerOptions): {
+function resolveCheckpointing(
+  options: HandlerOptions,
+  environment: RuntimeConfig,
+): {
   saverFor: ((tenantId: string) => TenantSaver) | undefined;
   store: ThreadStore | undefined;
 } {
@@ -269,12 +249,12 @@ function resolveCheckpointing(options: HandlerOptions): {
     };
   }
   if (checkpointer) {
-    // One instance serves every tenant: the handler prefixes thread ids by tenant. An instance bound to one
-    // tenant would give that tenant unprefixed ids that another tenant's prefixed ids can equal.
-    if (boundTenant(checkpointer) !== undefined) {
+    // One instance serves every tenant: the handler scopes thread ids by tenant. An instance bound to one
+    // tenant would give that tenant unscoped ids that another tenant's scoped ids could equal.
+    if (checkpointer instanceof DynamoDBSaver) {
       throw new InvalidConfigurationError(
         "checkpointer",
-        `expected a saver shared by all tenants or a function (tenantId) => saver, got a saver bound to tenant ${boundTenant(checkpointer)}`,
+        `expected a saver shared by all tenants or a function (tenantId) => saver, got a saver bound to tenant ${checkpointer.tenantId}`,
       );
     }
     return {
@@ -282,29 +262,24 @@ function resolveCheckpointing(options: HandlerOptions): {
       store: options.threadStore ?? new InMemoryThreadStore(),
     };
   }
-  const tableName = options.tableName ?? process.env[ENVIRONMENT.tableName];
+  const tableName = options.tableName ?? environment.tableName;
   if (!tableName) return { saverFor: undefined, store: undefined };
-  const endpoint = process.env[ENVIRONMENT.dynamodbEndpoint];
-  const client = options.dynamodbClient ?? new DynamoDBClient(endpoint ? { endpoint } : {});
-  const ttlSeconds = options.ttlSeconds;
+  const endpoint = environment.dynamodbEndpoint;
+  // One table context per container: every request's saver and the thread store share its record cache.
+  const table = new TableContext({
+    tableName,
+    client: options.dynamodbClient ?? new DynamoDBClient(endpoint ? { endpoint } : {}),
+    ttlSeconds: options.ttlSeconds,
+  });
   return {
-    saverFor: (tenantId) => ({
-      saver: new DynamoDBSaver({ tableName, tenantId, client, ttlSeconds }),
-      bound: true,
-    }),
-    store: options.threadStore ?? new DynamoDBThreadStore({ client, tableName, ttlSeconds }),
+    saverFor: (tenantId) => ({ saver: new DynamoDBSaver({ table, tenantId }), bound: true }),
+    store: options.threadStore ?? table.threads,
   };
-}
-
-/** The tenant a saver scopes its keys by (DynamoDBSaver's `tenantId`), if any. */
-function boundTenant(saver: AnySaver): string | undefined {
-  const tenantId = (saver as { tenantId?: unknown }).tenantId;
-  return typeof tenantId === "string" ? tenantId : undefined;
 }
 
 /** A factory's saver is bound when it is bound to the requested tenant; bound to another, it is refused. */
 function factorySaver(saver: AnySaver, tenantId: string): TenantSaver {
-  const bound = boundTenant(saver);
+  const bound = saver instanceof DynamoDBSaver ? saver.tenantId : undefined;
   if (bound !== undefined && bound !== tenantId) {
     throw new InvalidConfigurationError(
       "checkpointer",
@@ -325,9 +300,4 @@ function positive(
     throw new InvalidConfigurationError(option, `expected a positive number, got ${value}`);
   }
   return value;
-}
-
-function numberFromEnv(name: string): number | undefined {
-  const raw = process.env[name];
-  return raw === undefined || raw === "" ? undefined : Number(raw);
 }

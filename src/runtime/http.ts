@@ -2,8 +2,11 @@ import type {
   APIGatewayProxyEventV2WithJWTAuthorizer,
   APIGatewayProxyStructuredResultV2,
 } from "aws-lambda";
-import { MemoryTableError } from "../shared/errors";
-import { ROUTES, type RouteDefinition } from "./routes";
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import { MAX_BODY_DEPTH } from "../shared/defaults";
+import { RuntimeError } from "../shared/errors";
+import { errorStatus, ROUTES, type ApiFace, type RouteDefinition } from "./routes";
 
 /** The API Gateway HTTP API (payload 2.0) event the handler accepts: a JWT authorizer in front. */
 export type HttpEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
@@ -13,7 +16,7 @@ export type HttpResult = APIGatewayProxyStructuredResultV2 & {
 };
 
 /** A failure the runtime answers with a specific status and a `{detail}` body. Only the runtime maps to HTTP. */
-export class HttpError extends MemoryTableError {
+export class HttpError extends RuntimeError {
   constructor(
     readonly statusCode: number,
     message: string,
@@ -91,7 +94,11 @@ function matchSegments(pattern: string[], actual: string[]): Record<string, stri
   return params;
 }
 
-/** Parses the JSON body: 413 over `maxBytes`, 400 when malformed or not an object. Empty means `{}`. */
+/**
+ * Parses the JSON body: 413 over `maxBytes`, 400 when malformed, not an object, or nested deeper than
+ * MAX_BODY_DEPTH (every object or array is a level, the body included). Empty means `{}`. Deep values are refused
+ * here, before anything runs: serializers and graphs recurse, and would fail halfway through a run.
+ */
 export function parseBody(event: HttpEvent, maxBytes: number): Record<string, unknown> {
   const raw = event.body ?? "";
   const bytes = event.isBase64Encoded ? Buffer.from(raw, "base64") : Buffer.from(raw, "utf8");
@@ -115,7 +122,47 @@ export function parseBody(event: HttpEvent, maxBytes: number): Record<string, un
       `Invalid body: expected a JSON object, got ${Array.isArray(parsed) ? "an array" : parsed === null ? "null" : `a ${typeof parsed}`}`,
     );
   }
+  if (exceedsDepth(parsed, MAX_BODY_DEPTH)) {
+    throw new HttpError(
+      400,
+      `Invalid body: expected at most ${MAX_BODY_DEPTH} levels of nesting, got more`,
+    );
+  }
   return parsed as Record<string, unknown>;
+}
+
+/** True when arrays and objects nest deeper than `limit` levels. Iterative: the value may be very deep. */
+export function exceedsDepth(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current !== "object" || current === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(current)) {
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/**
+ * The one mapping from errors to responses: an HttpError says its own status; known errors answer with their
+ * status on the route's face (routes.ts) and their message; anything else is a 500 whose body and log line
+ * share an error id, and carry nothing of the error's message or stack (they can hold state).
+ */
+export function errorResponse(
+  error: unknown,
+  face: ApiFace,
+  requestId: string,
+  logger: Logger,
+): HttpResult {
+  if (error instanceof HttpError)
+    return json(error.statusCode, { detail: error.message }, error.headers);
+  const status = errorStatus(error, face);
+  if (status !== undefined) return json(status, { detail: (error as Error).message });
+  const errorId = randomUUID();
+  logger.error({ requestId, errorId, err: { name: (error as Error)?.name } }, "unhandled error");
+  return json(500, { detail: "Internal error", error_id: errorId });
 }
 
 /** Describes a value for `Invalid <field>: expected X, got Y` messages without echoing it (it may be private). */

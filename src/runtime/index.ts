@@ -1,13 +1,17 @@
-/** The HTTP runtime's public surface (re-exported from the package root). */
+/** `memory-table/runtime`: the HTTP runtime's full surface (the package root re-exports what app teams need). */
 export {
   createHandler,
-  DEFAULT_DEADLINE_MARGIN_MS,
-  DEFAULT_MAX_BODY_BYTES,
   DEFAULT_REMAINING_MS,
-  DEFAULT_TENANT_CLAIM,
   type ApiHandler,
   type HandlerOptions,
 } from "./handler";
+export {
+  API_GATEWAY_TIMEOUT_MS,
+  DEFAULT_DEADLINE_MARGIN_MS,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_TENANT_CLAIM,
+  MAX_BODY_DEPTH,
+} from "../shared/defaults";
 export type {
   AnySaver,
   CheckpointerOption,
@@ -16,11 +20,10 @@ export type {
   HandlerContext,
   HandlerGraph,
 } from "./types";
-export type { HttpEvent, HttpResult } from "./http";
-export { HttpError } from "./http";
-export { DynamoDBThreadStore, type DynamoDBThreadStoreOptions } from "./thread-store/dynamodb";
-export { InMemoryThreadStore, type InMemoryThreadStoreOptions } from "./thread-store/memory";
-export type { PendingInterrupt, ThreadRecord, ThreadStore } from "./thread-store/types";
+export { HttpError, type HttpEvent, type HttpResult } from "./http";
+export { InMemoryThreadStore, type InMemoryThreadStoreOptions } from "./in-memory-thread-store";
+export type { PendingInterrupt, ThreadRecord, ThreadStatus, ThreadStore } from "../shared/threads";
 export type { MetricsSink } from "./observability";
-export { ENVIRONMENT } from "./environment";
-export { ROUTES, type RouteDefinition } from "./routes";
+export { ENVIRONMENT, IMAGE_HANDLERS } from "./environment";
+export { readRuntimeConfig, requireTableName, type RuntimeConfig } from "./config";
+export { ERROR_STATUSES, ROUTES, type ApiFace, type RouteDefinition } from "./routes";

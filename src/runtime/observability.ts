@@ -1,8 +1,9 @@
 import pino, { type Logger } from "pino";
+import { DEFAULT_LOG_LEVEL } from "../shared/defaults";
 import type { RunOutcome } from "./engine";
 
 /** The container logger. Callers never pass state, inputs, resume values or headers to it. */
-export function createLogger(level = process.env.LOG_LEVEL ?? "info"): Logger {
+export function createLogger(level: string = DEFAULT_LOG_LEVEL): Logger {
   return pino({
     level,
     base: { service: "memory-table" },

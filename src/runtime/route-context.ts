@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import { assertThreadId } from "../checkpoint/dynamodb/keys";
 import { InvalidIdentifierError } from "../shared/errors";
+import { assertPathIdentifier } from "../shared/identifiers";
 import type { RunEngine, RunOutcome } from "./engine";
 import type { GraphRegistry } from "./graph-registry";
 import { describe, HttpError, type HttpResult } from "./http";
@@ -30,10 +30,13 @@ export interface RouteContext {
 
 export type RouteHandler = (context: RouteContext) => Promise<HttpResult>;
 
-/** A validated thread id; `status` is 400 on the simple face, 422 on the SDK face (as LangGraph Server). */
+/**
+ * A validated thread id, usable on every route (a URL path segment, a key for every saver); `status` is 400 on
+ * the simple face, 422 on the SDK face (as LangGraph Server).
+ */
 export function threadIdFrom(value: unknown, status: 400 | 422): string {
   try {
-    return assertThreadId(value);
+    return assertPathIdentifier("thread_id", value);
   } catch (error) {
     if (error instanceof InvalidIdentifierError) throw new HttpError(status, error.message);
     throw error;

@@ -1,25 +1,74 @@
+import {
+  AssistantMismatchError,
+  CheckpointCapacityError,
+  CheckpointTooLargeError,
+  CheckpointerRequiredError,
+  InvalidIdentifierError,
+  NothingToResumeError,
+  RunBudgetExhaustedError,
+  ThreadBusyError,
+  ThreadExistsError,
+  ThreadNotFoundError,
+  ThreadPausedError,
+} from "../shared/errors";
+
 /**
- * Every HTTP route the handler serves. The Terraform module creates one API Gateway route per entry (each behind
- * the JWT authorizer), so this list is the single source of truth for both.
+ * Every HTTP route the handler serves, and how each known error answers on each face. The Terraform module
+ * creates one API Gateway route per entry (each behind the JWT authorizer), so this list is the single source
+ * of truth for both; it holds data only, so the module can read it without loading the runtime.
  */
+export type ApiFace = "simple" | "server";
+
 export interface RouteDefinition {
   method: "GET" | "POST" | "DELETE";
   /** API Gateway route path, with `{param}` placeholders. */
   path: string;
+  /** The simple face (the seed contract) or the LangGraph Server face (for `@langchain/langgraph-sdk`). */
+  face: ApiFace;
 }
 
 export const ROUTES: readonly RouteDefinition[] = [
-  // The simple face (the course's contract).
-  { method: "POST", path: "/invoke" },
-  { method: "GET", path: "/threads/{thread_id}/status" },
-  // The LangGraph Server face, for @langchain/langgraph-sdk clients.
-  { method: "POST", path: "/threads" },
-  { method: "POST", path: "/threads/search" },
-  { method: "GET", path: "/threads/{thread_id}" },
-  { method: "DELETE", path: "/threads/{thread_id}" },
-  { method: "GET", path: "/threads/{thread_id}/state" },
-  { method: "POST", path: "/threads/{thread_id}/history" },
-  { method: "POST", path: "/threads/{thread_id}/runs/wait" },
-  { method: "GET", path: "/assistants/{assistant_id}" },
-  { method: "POST", path: "/assistants/search" },
+  { method: "POST", path: "/invoke", face: "simple" },
+  { method: "GET", path: "/threads/{thread_id}/status", face: "simple" },
+  { method: "POST", path: "/threads", face: "server" },
+  { method: "POST", path: "/threads/search", face: "server" },
+  { method: "GET", path: "/threads/{thread_id}", face: "server" },
+  { method: "DELETE", path: "/threads/{thread_id}", face: "server" },
+  { method: "GET", path: "/threads/{thread_id}/state", face: "server" },
+  { method: "POST", path: "/threads/{thread_id}/history", face: "server" },
+  { method: "POST", path: "/threads/{thread_id}/runs/wait", face: "server" },
+  { method: "GET", path: "/assistants/{assistant_id}", face: "server" },
+  { method: "POST", path: "/assistants/search", face: "server" },
 ];
+
+// An error class, whatever its constructor's parameters.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type ErrorClass = abstract new (...args: any[]) => Error;
+
+/**
+ * The status each known error answers with, per face (the first matching class wins, so subclasses come
+ * first). The SDK face answers invalid input with 422 as LangGraph Server does; the simple face with 400.
+ * Anything else is a 500 with an error id and nothing of the error's message.
+ */
+export const ERROR_STATUSES: ReadonlyArray<readonly [ErrorClass, Record<ApiFace, number>]> = [
+  [ThreadNotFoundError, { simple: 404, server: 404 }],
+  [ThreadBusyError, { simple: 409, server: 409 }],
+  [NothingToResumeError, { simple: 409, server: 409 }],
+  [AssistantMismatchError, { simple: 409, server: 409 }],
+  [ThreadPausedError, { simple: 409, server: 409 }],
+  [ThreadExistsError, { simple: 409, server: 409 }],
+  [CheckpointerRequiredError, { simple: 400, server: 400 }],
+  // 408, not 5xx: the SDK re-sends 5xx at once, and a too-short function timeout would fail the same way.
+  [RunBudgetExhaustedError, { simple: 408, server: 408 }],
+  [InvalidIdentifierError, { simple: 400, server: 422 }],
+  [CheckpointTooLargeError, { simple: 413, server: 413 }],
+  [CheckpointCapacityError, { simple: 413, server: 413 }],
+];
+
+/** The status of a known error on a face, or undefined for an unexpected one. */
+export function errorStatus(error: unknown, face: ApiFace): number | undefined {
+  for (const [type, statuses] of ERROR_STATUSES) {
+    if (error instanceof type) return statuses[face];
+  }
+  return undefined;
+}

@@ -1,5 +1,9 @@
-import type { ThreadStatus } from "../checkpoint/dynamodb/thread-record";
-import { isLeased, type PendingInterrupt, type ThreadRecord } from "./thread-store/types";
+import {
+  isLeased,
+  type PendingInterrupt,
+  type ThreadRecord,
+  type ThreadStatus,
+} from "../shared/threads";
 
 /** Thread statuses of the LangGraph Server API. */
 export type SdkThreadStatus = "idle" | "busy" | "interrupted" | "error";
@@ -11,17 +15,20 @@ const TO_SDK: Record<ThreadStatus, SdkThreadStatus> = {
   ERROR: "error",
 };
 
-/** Accepted `status` filters of the inbox: the SDK's names and the simple face's. */
-export const SEARCH_STATUSES: Record<string, ThreadStatus> = {
-  busy: "RUNNING",
-  interrupted: "PAUSED_FOR_HUMAN",
-  idle: "COMPLETED",
-  error: "ERROR",
-  RUNNING: "RUNNING",
-  PAUSED_FOR_HUMAN: "PAUSED_FOR_HUMAN",
-  COMPLETED: "COMPLETED",
-  ERROR: "ERROR",
-};
+/**
+ * Accepted `status` filters of the inbox: the SDK's names and the simple face's. A Map, so a client's string is
+ * never looked up among an object's inherited properties (`"__proto__"` is just an unknown status).
+ */
+export const SEARCH_STATUSES: ReadonlyMap<string, ThreadStatus> = new Map<string, ThreadStatus>([
+  ["busy", "RUNNING"],
+  ["interrupted", "PAUSED_FOR_HUMAN"],
+  ["idle", "COMPLETED"],
+  ["error", "ERROR"],
+  ["RUNNING", "RUNNING"],
+  ["PAUSED_FOR_HUMAN", "PAUSED_FOR_HUMAN"],
+  ["COMPLETED", "COMPLETED"],
+  ["ERROR", "ERROR"],
+]);
 
 /**
  * The status a client sees: a leased thread is RUNNING (a stopped run's node may still run until its lease

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
-import { assertCheckpointId } from "../checkpoint/dynamodb/keys";
+import { assertIdentifier } from "../shared/identifiers";
 import { describe, HttpError, json, noContent } from "./http";
 import {
   assistantFrom,
@@ -13,7 +13,7 @@ import {
 } from "./route-context";
 import { deadlineMessage, runAndRecord } from "./run-request";
 import { SEARCH_STATUSES, threadJson, threadStateJson } from "./serialize";
-import type { ThreadRecord } from "./thread-store/types";
+import type { ThreadRecord } from "../shared/threads";
 
 /** The LangGraph Server face: the routes `@langchain/langgraph-sdk`'s Client calls. */
 
@@ -75,11 +75,11 @@ export const searchThreads: RouteHandler = async (context) => {
   const metadata = objectField(body, "metadata");
   let status;
   if (body.status !== undefined && body.status !== null) {
-    status = typeof body.status === "string" ? SEARCH_STATUSES[body.status] : undefined;
+    status = typeof body.status === "string" ? SEARCH_STATUSES.get(body.status) : undefined;
     if (!status) {
       throw new HttpError(
         422,
-        `Invalid status: expected one of ${Object.keys(SEARCH_STATUSES).join(", ")}, got ${typeof body.status === "string" ? JSON.stringify(body.status) : describe(body.status)}`,
+        `Invalid status: expected one of ${[...SEARCH_STATUSES.keys()].join(", ")}, got ${typeof body.status === "string" ? JSON.stringify(body.status) : describe(body.status)}`,
       );
     }
   }
@@ -283,7 +283,7 @@ function checkpointIdOf(value: unknown, field: string): string | undefined {
       ? value
       : (value as { configurable?: { checkpoint_id?: unknown } }).configurable?.checkpoint_id;
   try {
-    return assertCheckpointId(id);
+    return assertIdentifier("checkpoint_id", id);
   } catch {
     throw new HttpError(
       422,

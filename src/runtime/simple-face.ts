@@ -8,7 +8,7 @@ import {
   type RouteHandler,
 } from "./route-context";
 import { deadlineMessage, runAndRecord } from "./run-request";
-import type { PendingInterrupt } from "./thread-store/types";
+import type { PendingInterrupt } from "../shared/threads";
 
 /**
  * The simple face (the course's contract): `POST /invoke` starts or resumes a thread,

@@ -42,8 +42,36 @@ export class InvalidEventError extends MemoryTableError {
   }
 }
 
+/** Root of the table layer's errors: requests DynamoDB kept refusing after every retry. */
+export class TableError extends MemoryTableError {}
+
+/** A batch request left items or keys unprocessed (or kept being throttled) after every retry. */
+export class TableRequestError extends TableError {
+  constructor(
+    readonly operation: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${operation} failed: ${message}`, options);
+  }
+}
+
 /** Root of the checkpoint store's errors. */
 export class CheckpointStoreError extends MemoryTableError {}
+
+/**
+ * A stored checkpoint refers to an item that is not there (a concurrent deletion in another process, or damage
+ * done outside Memory Table); the checkpoint is not returned half-read.
+ */
+export class IncompleteCheckpointError extends CheckpointStoreError {
+  constructor(
+    readonly threadId: string,
+    readonly checkpointId: string,
+    missing: string,
+  ) {
+    super(`Checkpoint ${checkpointId} of thread ${threadId} cannot be read whole: ${missing}`);
+  }
+}
 
 /** A checkpoint (with its new channel values) larger than the saver's configured cap; nothing was written. */
 export class CheckpointTooLargeError extends CheckpointStoreError {
@@ -80,11 +108,11 @@ export class CheckpointCapacityError extends CheckpointStoreError {
   }
 }
 
-/** Root of the HTTP runtime's run and thread errors (the runtime maps each to a status code). */
-export class RuntimeError extends MemoryTableError {}
+/** Root of the thread records' errors: leases, statuses and existence (the runtime maps each to a status code). */
+export class ThreadError extends MemoryTableError {}
 
 /** The thread does not exist for this tenant (a thread of another tenant is reported the same way). */
-export class ThreadNotFoundError extends RuntimeError {
+export class ThreadNotFoundError extends ThreadError {
   constructor(readonly threadId: string) {
     super(`Thread not found: ${threadId}`);
   }
@@ -94,21 +122,21 @@ export class ThreadNotFoundError extends RuntimeError {
 export class ThreadExpiredError extends ThreadNotFoundError {}
 
 /** Another run holds the thread's lease; nothing was run. */
-export class ThreadBusyError extends RuntimeError {
+export class ThreadBusyError extends ThreadError {
   constructor(readonly threadId: string) {
     super(`Thread busy: ${threadId} has a run in progress`);
   }
 }
 
 /** A thread created with a thread id that is already taken (`if_exists: "raise"`). */
-export class ThreadExistsError extends RuntimeError {
+export class ThreadExistsError extends ThreadError {
   constructor(readonly threadId: string) {
     super(`Thread already exists: ${threadId}`);
   }
 }
 
 /** A resume when the thread has no pending interrupt, or names an interrupt id that is not pending. */
-export class NothingToResumeError extends RuntimeError {
+export class NothingToResumeError extends ThreadError {
   constructor(
     readonly threadId: string,
     reason: string,
@@ -118,7 +146,7 @@ export class NothingToResumeError extends RuntimeError {
 }
 
 /** A resume naming another assistant than the one the thread is paused in; nothing was run or written. */
-export class AssistantMismatchError extends RuntimeError {
+export class AssistantMismatchError extends ThreadError {
   constructor(
     readonly threadId: string,
     expected: string | undefined,
@@ -131,13 +159,16 @@ export class AssistantMismatchError extends RuntimeError {
 }
 
 /** A start (with input) on a thread paused for a human: it would discard the pending approval. */
-export class ThreadPausedError extends RuntimeError {
+export class ThreadPausedError extends ThreadError {
   constructor(readonly threadId: string) {
     super(
       `Thread paused: ${threadId} waits for a human; resume it (send resume) or delete it to start over`,
     );
   }
 }
+
+/** Root of the HTTP runtime's run errors (the runtime maps each to a status code). */
+export class RuntimeError extends MemoryTableError {}
 
 /** A request that needs checkpoints (threads, resumes, interrupts) on a handler configured without a checkpointer. */
 export class CheckpointerRequiredError extends RuntimeError {

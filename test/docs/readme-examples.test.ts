@@ -18,14 +18,25 @@ function readmeExample(name: string): string {
   return block[1];
 }
 
+/** The source file behind a package entry point, as package.json's `exports` maps it. */
+function sourceOf(subpath: string | undefined): string {
+  const exports = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).exports as Record<
+    string,
+    { default: string }
+  >;
+  const target = exports[`.${subpath ?? ""}`]?.default;
+  if (!target) throw new Error(`package.json exports no memory-table${subpath ?? ""}`);
+  return join(root, target.replace(/^\.\/dist\//, "").replace(/\.js$/, ".ts"));
+}
+
 describe("README examples (integration)", () => {
   it("runs the DynamoDB saver example: pause with one saver, resume with another", async () => {
     const directory = mkdtempSync(join(root, ".readme-example-"));
     try {
       const file = join(directory, "example.mts");
       const source = readmeExample("dynamodb-saver").replace(
-        /from "memory-table"/g,
-        `from ${JSON.stringify(join(root, "src/index.ts"))}`,
+        /from "memory-table(\/[a-z]+)?"/g,
+        (_, subpath: string | undefined) => `from ${JSON.stringify(sourceOf(subpath))}`,
       );
       writeFileSync(file, source);
       const { stdout } = await promisify(execFile)(join(root, "node_modules/.bin/tsx"), [file], {

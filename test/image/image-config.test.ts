@@ -2,9 +2,16 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadGraphModule } from "../../image/graph-module";
-import { readImageConfig } from "../../image/image-config";
+import { readRuntimeConfig, requireTableName } from "../../src/runtime/config";
 import { atColdStart, isInitError } from "../../image/init-error";
 import { InvalidConfigurationError } from "../../src/shared/errors";
+
+/** The container's cold-start configuration, as the image reads it: a table is required. */
+function readImageConfig(env: Record<string, string | undefined>) {
+  const config = readRuntimeConfig(env);
+  requireTableName(config);
+  return config;
+}
 
 /** The container's cold-start configuration: every bad value fails with the variable's name. */
 describe("image configuration from the environment", () => {
@@ -33,7 +40,7 @@ describe("image configuration from the environment", () => {
   it("treats empty optional variables as unset (Terraform and Docker write empty strings)", () => {
     expect(
       readImageConfig({ ...valid, GRAPH_MODULE: "", LOG_LEVEL: "", DEADLINE_MARGIN_MS: "" }),
-    ).toMatchObject({ graphModule: undefined, logLevel: "info", deadlineMarginMs: undefined });
+    ).toMatchObject({ graphModule: undefined, logLevel: "info", deadlineMarginMs: 3000 });
   });
 
   it.each([

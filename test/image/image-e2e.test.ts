@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { cpSync, mkdirSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { DeleteItemCommand, QueryCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { buildPk, THREAD_RECORD_SK } from "../../src/checkpoint/dynamodb/keys";
+import { threadPartitionKey, THREAD_RECORD_SK } from "../../src/table/keys";
 import { BOOTSTRAP_FILE, RIC_DIR } from "../../scripts/build-image";
 import { IMAGE_HANDLERS } from "../../src/runtime/environment";
 import {
@@ -269,7 +269,8 @@ describeWithImageNode(
         "GRAPH_MODULE",
         /does not exist/,
       ],
-      ["no table", { TABLE_NAME: "" }, "TABLE_NAME", /got ""/],
+      ["no table", { TABLE_NAME: "" }, "TABLE_NAME", /got nothing \(the variable is not set\)/],
+      ["a malformed table name", { TABLE_NAME: "my table" }, "TABLE_NAME", /got "my table"/],
       ["a bad deadline margin", { DEADLINE_MARGIN_MS: "soon" }, "DEADLINE_MARGIN_MS", /got "soon"/],
     ])(
       "reports %s as an init error at the Runtime API, naming the variable once",
@@ -309,8 +310,8 @@ describeWithImageNode(
         expect(paused.statusCode).toBe(202);
       }
       // What DynamoDB TTL does: delete the thread record only.
-      const expiredPk = buildPk("acme", expired);
-      const keptPk = buildPk("acme", kept);
+      const expiredPk = threadPartitionKey("acme", expired);
+      const keptPk = threadPartitionKey("acme", kept);
       await client.send(
         new DeleteItemCommand({
           TableName: tableName,

@@ -1,11 +1,11 @@
 import { QueryCommand } from "@aws-sdk/client-dynamodb";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
-import { buildPk } from "../../src/checkpoint/dynamodb/keys";
+import { threadPartitionKey } from "../../src/table/keys";
 import { DynamoDBSaver } from "../../src/checkpoint/dynamodb/saver";
 import { InMemorySaver } from "../../src/checkpoint/memory";
 import { createHandler, type ApiHandler } from "../../src/runtime/handler";
-import { DynamoDBThreadStore } from "../../src/runtime/thread-store/dynamodb";
-import { InMemoryThreadStore } from "../../src/runtime/thread-store/memory";
+import { InMemoryThreadStore } from "../../src/runtime/in-memory-thread-store";
+import { TableContext } from "../../src/table/context";
 import type { AnySaver } from "../../src/runtime/types";
 import { apiEvent, createTable, quietLogger, type Backend, type TableHandle } from "./support";
 
@@ -55,8 +55,10 @@ describe.each<Backend>(["memory", "dynamodb"])("DELETE racing a run (%s)", (back
           return super.deleteThread(threadId);
         }
       }
-      checkpointer = (tenant) => new PausingSaver({ client, tableName, tenantId: tenant });
-      threadStore = new DynamoDBThreadStore({ client, tableName });
+      // One table context, as the handler builds it: the savers and the thread store share its record cache.
+      const context = new TableContext({ client, tableName });
+      checkpointer = (tenant) => new PausingSaver({ table: context, tenantId: tenant });
+      threadStore = context.threads;
     }
     handler = createHandler({
       graph: ({ checkpointer: saver }) =>
@@ -90,7 +92,7 @@ describe.each<Backend>(["memory", "dynamodb"])("DELETE racing a run (%s)", (back
       new QueryCommand({
         TableName: table.tableName,
         KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": { S: buildPk(tenantId, thread) } },
+        ExpressionAttributeValues: { ":pk": { S: threadPartitionKey(tenantId, thread) } },
         ConsistentRead: true,
       }),
     );

@@ -2,7 +2,7 @@ import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { QueryCommand } from "@aws-sdk/client-dynamodb";
-import { buildPk, THREAD_RECORD_SK } from "../../src/checkpoint/dynamodb/keys";
+import { threadPartitionKey, THREAD_RECORD_SK } from "../../src/table/keys";
 import { loadDevKeys, verifyBearer } from "../../src/dev/auth";
 import { createLocalClient, deleteTestTable, localEndpoint } from "../support/dynamodb";
 
@@ -109,7 +109,7 @@ describe("dev server and token commands", () => {
         new QueryCommand({
           TableName: tableName,
           KeyConditionExpression: "pk = :pk",
-          ExpressionAttributeValues: { ":pk": { S: buildPk("demo", "ddb-1") } },
+          ExpressionAttributeValues: { ":pk": { S: threadPartitionKey("demo", "ddb-1") } },
           ConsistentRead: true,
         }),
       );

@@ -1,5 +1,5 @@
 import { UpdateItemCommand } from "@aws-sdk/client-dynamodb";
-import { buildPk, THREAD_RECORD_SK } from "../../src/checkpoint/dynamodb/keys";
+import { threadPartitionKey, THREAD_RECORD_SK } from "../../src/table/keys";
 import { createHandler } from "../../src/runtime/handler";
 import { apiEvent, bookingAssistants, createTable, quietLogger } from "./support";
 
@@ -26,7 +26,7 @@ describe("an expired thread not yet removed by DynamoDB TTL", () => {
       table.client.send(
         new UpdateItemCommand({
           TableName: table.tableName,
-          Key: { pk: { S: buildPk(tenantId, threadId) }, sk: { S: THREAD_RECORD_SK } },
+          Key: { pk: { S: threadPartitionKey(tenantId, threadId) }, sk: { S: THREAD_RECORD_SK } },
           UpdateExpression: "SET #ttl = :past",
           ExpressionAttributeNames: { "#ttl": "ttl" },
           ExpressionAttributeValues: { ":past": { N: String(Math.floor(Date.now() / 1000) - 60) } },

@@ -1,10 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import ts from "typescript";
-import {
-  DYNAMODB_CLEANER_ACTIONS,
-  DYNAMODB_ITEM_ACTIONS,
-} from "../../src/checkpoint/dynamodb/iam-actions";
+import { DYNAMODB_CLEANER_ACTIONS, DYNAMODB_ITEM_ACTIONS } from "../../src/table/iam-actions";
 import { ROUTE_HANDLERS } from "../../src/runtime/handler";
 import { ROUTES } from "../../src/runtime/routes";
 

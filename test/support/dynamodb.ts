@@ -5,7 +5,7 @@ import {
   DynamoDBClient,
   UpdateTimeToLiveCommand,
 } from "@aws-sdk/client-dynamodb";
-import { createTableInput, TTL_ATTRIBUTE } from "../../src/checkpoint/dynamodb/table-definition";
+import { createTableInput, TTL_ATTRIBUTE } from "../../src/table/definition";
 import { LOCAL_CLIENT_CONFIG } from "./dynamodb-local";
 
 /** The DynamoDB Local endpoint started by Jest's global setup. */

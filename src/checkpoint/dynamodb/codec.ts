@@ -1,10 +1,12 @@
 import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
+import type { EncodedPayload } from "../../table/checkpoint-items";
 
 /**
  * Payload compression. Brotli at quality 4 measured smaller and faster than deflate on LangGraph state
  * (`npm run bench -- dynamodb` prints the comparison); tiny payloads are stored as they are.
  */
-export type Compression = "brotli" | "none";
+export const COMPRESSIONS = ["brotli", "none"] as const;
+export type Compression = (typeof COMPRESSIONS)[number];
 
 const MIN_COMPRESSIBLE_BYTES = 128;
 const BROTLI_OPTIONS = {
@@ -14,18 +16,11 @@ const BROTLI_OPTIONS = {
   },
 };
 
-/** A serialized value as stored: serializer type, codec flag (0 raw, 1 brotli) and bytes. */
-export interface EncodedValue {
-  t: string;
-  z: 0 | 1;
-  v: Uint8Array;
-}
-
 export function encodeValue(
   type: string,
   bytes: Uint8Array,
   compression: Compression,
-): EncodedValue {
+): EncodedPayload {
   if (compression === "none" || bytes.byteLength < MIN_COMPRESSIBLE_BYTES) {
     return { t: type, z: 0, v: bytes };
   }
@@ -40,7 +35,7 @@ export function encodeValue(
     : { t: type, z: 0, v: bytes };
 }
 
-export function decodeBytes(value: Pick<EncodedValue, "z" | "v">): Uint8Array {
+export function decodeBytes(value: Pick<EncodedPayload, "z" | "v">): Uint8Array {
   if (value.z !== 1) return value.v;
   const raw = brotliDecompressSync(value.v);
   return new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);

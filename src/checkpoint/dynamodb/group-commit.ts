@@ -1,35 +1,15 @@
-import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import {
-  ITEM_BUDGET_BYTES,
-  ITEM_KIND,
-  estimateItemBytes,
-  type CheckpointItem,
-  type StoredWrite,
-  type WritesItem,
-} from "./items";
+import type { CheckpointItem, CheckpointItems, WritesItem } from "../../table/checkpoint-items";
+import type { SaverCache } from "./cache";
 import { WriteBuffer } from "./write-buffer";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Item = Record<string, any>;
+import { planCommitBatch, type CommitRecord } from "./write-planner";
 
 /** Idle time after a thread's last put before writes held for its next checkpoint go out on their own. */
 const HOLD_WRITES_MS = 200;
-const KNOWN_CHECKPOINTS_LIMIT = 10_000;
 
-export interface PendingWrites {
-  pk: string;
-  checkpointSk: string;
-  /** Key of the writes item if these writes are not committed inside their checkpoint item. */
-  writesSk: string;
-  generation: string;
-  entries: StoredWrite[];
-}
-
-type PendingRecord =
-  { kind: "checkpoint"; item: CheckpointItem } | ({ kind: "writes" } & PendingWrites);
+export type PendingWriteRecord = CommitRecord & { kind: "writes" };
 
 interface HeldWrite {
-  record: PendingRecord & { kind: "writes" };
+  record: PendingWriteRecord;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -43,15 +23,16 @@ interface HeldWrite {
  * held writes go out on their own once the thread's puts stop coming (HOLD_WRITES_MS after the last one ends).
  */
 export class GroupCommit {
-  private readonly buffer: WriteBuffer<PendingRecord>;
-  /** Checkpoints this instance wrote or read: writes for them go out at once. */
-  private readonly knownCheckpoints = new Set<string>();
+  private readonly buffer: WriteBuffer<CommitRecord, CheckpointItem | WritesItem>;
   private readonly heldWrites = new Map<string, HeldWrite[]>();
   private readonly holdTimers = new Map<string, NodeJS.Timeout>();
   private readonly putsInProgress = new Map<string, number>();
 
-  constructor(client: DynamoDBDocumentClient, tableName: string) {
-    this.buffer = new WriteBuffer(client, tableName, planItems);
+  constructor(
+    checkpoints: CheckpointItems,
+    private readonly cache: SaverCache,
+  ) {
+    this.buffer = new WriteBuffer(planCommitBatch, (items) => checkpoints.write(items));
   }
 
   /** A put of this thread has started: writes held for its checkpoints keep waiting. */
@@ -66,32 +47,30 @@ export class GroupCommit {
     else this.putsInProgress.delete(pk);
   }
 
-  /** Commits a checkpoint item, with every write held for it inside. */
+  /** Commits a checkpoint item, with every write held for it inside when it fits. */
   submitCheckpoint(item: CheckpointItem): Promise<void> {
-    const key = checkpointKey(item.pk, item.sk);
-    this.markKnown(item.pk, item.sk);
-    this.releaseHeldWrites(key);
+    this.releaseHeldWrites(heldKey(item.pk, item.sk));
     this.extendHold(item.pk);
     return this.buffer.submit({ kind: "checkpoint", item });
   }
 
-  submitWrites(writes: PendingWrites): Promise<void> {
-    const record = { kind: "writes" as const, ...writes };
-    const key = checkpointKey(writes.pk, writes.checkpointSk);
+  submitWrites(record: PendingWriteRecord): Promise<void> {
+    const key = heldKey(record.pk, record.checkpointSk);
     // Hold only while a put of this thread is on its way: otherwise no put may come, so waiting gains nothing.
-    const putPending = (this.putsInProgress.get(writes.pk) ?? 0) > 0;
-    if (this.knownCheckpoints.has(key) || !putPending) return this.buffer.submit(record);
+    const putPending = (this.putsInProgress.get(record.pk) ?? 0) > 0;
+    const known = this.cache.knownCheckpoint(record.pk, record.checkpointSk) !== undefined;
+    if (known || !putPending) return this.buffer.submit(record);
     return new Promise<void>((resolve, reject) => {
       const held = this.heldWrites.get(key) ?? [];
       held.push({ record, resolve, reject });
       this.heldWrites.set(key, held);
-      this.extendHold(writes.pk);
+      this.extendHold(record.pk);
     });
   }
 
   /** The thread is being deleted: writes held for it fail rather than land after the deletion. */
   discardHeld(pk: string, reason: Error): void {
-    const prefix = checkpointKey(pk, "");
+    const prefix = heldKey(pk, "");
     for (const [key, held] of [...this.heldWrites]) {
       if (!key.startsWith(prefix)) continue;
       this.heldWrites.delete(key);
@@ -99,15 +78,9 @@ export class GroupCommit {
     }
   }
 
-  /** A checkpoint this instance read exists already: writes for it need not wait for a put. */
-  markKnown(pk: string, sk: string): void {
-    if (this.knownCheckpoints.size >= KNOWN_CHECKPOINTS_LIMIT) this.knownCheckpoints.clear();
-    this.knownCheckpoints.add(checkpointKey(pk, sk));
-  }
-
   private extendHold(pk: string): void {
     clearTimeout(this.holdTimers.get(pk));
-    const prefix = checkpointKey(pk, "");
+    const prefix = heldKey(pk, "");
     const hasHeld = [...this.heldWrites.keys()].some((key) => key.startsWith(prefix));
     if (!hasHeld) {
       this.holdTimers.delete(pk);
@@ -136,56 +109,6 @@ export class GroupCommit {
   }
 }
 
-function checkpointKey(pk: string, sk: string): string {
+function heldKey(pk: string, sk: string): string {
   return `${pk}\u0000${sk}`;
-}
-
-/**
- * Plans one batch: pending writes whose checkpoint is committed in the same batch travel inside the checkpoint
- * item, the others share writes items per checkpoint; no item grows past ITEM_BUDGET_BYTES (a call's own writes
- * always fit one item, see the saver's inline limits).
- */
-function planItems(records: PendingRecord[]): Item[] {
-  const sized = new Map<object, number>();
-  const sizeOf = (item: object) => sized.get(item) ?? estimateItemBytes(item);
-  const grow = (item: object, bytes: number) => sized.set(item, sizeOf(item) + bytes);
-  const checkpoints = new Map<string, CheckpointItem>();
-  for (const record of records) {
-    if (record.kind === "checkpoint") {
-      checkpoints.set(checkpointKey(record.item.pk, record.item.sk), record.item);
-    }
-  }
-  const writes = new Map<string, WritesItem>();
-  const items: object[] = [...checkpoints.values()];
-  for (const record of records) {
-    if (record.kind !== "writes") continue;
-    const bytes = estimateItemBytes(record.entries);
-    const key = checkpointKey(record.pk, record.checkpointSk);
-    const checkpoint = checkpoints.get(key);
-    if (
-      checkpoint &&
-      checkpoint.g === record.generation &&
-      sizeOf(checkpoint) + bytes <= ITEM_BUDGET_BYTES
-    ) {
-      (checkpoint.w ??= []).push(...record.entries);
-      grow(checkpoint, bytes);
-      continue;
-    }
-    const existing = writes.get(key);
-    if (existing && sizeOf(existing) + bytes <= ITEM_BUDGET_BYTES) {
-      existing.ws.push(...record.entries);
-      grow(existing, bytes);
-      continue;
-    }
-    const item: WritesItem = {
-      pk: record.pk,
-      sk: record.writesSk,
-      k: ITEM_KIND.writes,
-      g: record.generation,
-      ws: [...record.entries],
-    };
-    writes.set(key, item);
-    items.push(item);
-  }
-  return items as Item[];
 }

@@ -1,9 +1,3 @@
-import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { batchWriteAll } from "./retry";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Item = Record<string, any>;
-
 interface Waiter {
   resolve: () => void;
   reject: (error: unknown) => void;
@@ -11,21 +5,20 @@ interface Waiter {
 
 /**
  * Group commit: records submitted in the same turn of the event loop are planned into items together and go out
- * in one BatchWriteItem.
+ * in one batch.
  *
  * LangGraph issues a checkpoint's `put` and its tasks' `putWrites` back to back without awaiting one another, so
  * the planner can store them as one item and a run pays for a fraction of the round trips and write units.
  * Every caller's promise settles only when its records are stored: nothing is acknowledged before it is durable.
  */
-export class WriteBuffer<R> {
+export class WriteBuffer<R, I> {
   private records: R[] = [];
   private waiters: Waiter[] = [];
   private scheduled = false;
 
   constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
-    private readonly plan: (records: R[]) => Item[],
+    private readonly plan: (records: R[]) => I[],
+    private readonly write: (items: I[]) => Promise<void>,
   ) {}
 
   submit(record: R): Promise<void> {
@@ -46,12 +39,7 @@ export class WriteBuffer<R> {
     this.waiters = [];
     this.scheduled = false;
     try {
-      const items = this.plan(records);
-      await batchWriteAll(
-        this.client,
-        this.tableName,
-        items.map((Item) => ({ PutRequest: { Item } })),
-      );
+      await this.write(this.plan(records));
       for (const waiter of waiters) waiter.resolve();
     } catch (error) {
       for (const waiter of waiters) waiter.reject(error);

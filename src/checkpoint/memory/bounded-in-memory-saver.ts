@@ -18,6 +18,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import { CheckpointStoreError, InvalidIdentifierError } from "../../shared/errors";
 import { assertIdentifier } from "../../shared/identifiers";
+import { compareCodePoints } from "../../shared/order";
 import { nextChannelVersion } from "../versions";
 import {
   BoundedThreadStore,
@@ -34,7 +35,7 @@ import type {
   SerializedValue,
   StoredPayload,
   StoredCheckpoint,
-  StoredWrite,
+  StoredPendingWrite,
 } from "./stored-records";
 
 export interface BoundedInMemorySaverOptions {
@@ -52,9 +53,9 @@ interface TupleSnapshot {
   namespace: string;
   checkpointId: string;
   stored: StoredCheckpoint;
-  writes: StoredWrite[];
+  writes: StoredPendingWrite[];
   /** Pending sends of the parent, for checkpoints older than format 4. */
-  parentSends: StoredWrite[] | undefined;
+  parentSends: StoredPendingWrite[] | undefined;
 }
 
 /**
@@ -138,9 +139,9 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
       const ids =
         checkpointId !== undefined
           ? [checkpointId]
-          : Array.from(candidate.record.checkpoints.keys()).sort().reverse();
+          : Array.from(candidate.record.checkpoints.keys()).sort((a, b) => compareCodePoints(b, a));
       for (const id of ids) {
-        if (beforeId !== undefined && id >= beforeId) continue;
+        if (beforeId !== undefined && compareCodePoints(id, beforeId) >= 0) continue;
         if (limit !== undefined && limit <= 0) return;
         const snapshot = takeSnapshot(
           candidate.threadId,
@@ -275,7 +276,9 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
   }): Promise<Record<string, DeltaChannelHistory>> {
     const { config, channels } = options;
     if (channels.length === 0) return {};
-    const collected = new Map<string, StoredWrite[]>(channels.map((channel) => [channel, []]));
+    const collected = new Map<string, StoredPendingWrite[]>(
+      channels.map((channel) => [channel, []]),
+    );
     const seeds = new Map<string, StoredPayload>();
     const rawThreadId: unknown = config.configurable?.thread_id;
     if (rawThreadId !== undefined) {
@@ -454,7 +457,7 @@ function takeSnapshot(
   const stored = record.checkpoints.get(checkpointId);
   if (stored === undefined) return undefined;
   const writes = record.writes.get(checkpointId);
-  let parentSends: StoredWrite[] | undefined;
+  let parentSends: StoredPendingWrite[] | undefined;
   if (stored.formatVersion < 4 && stored.parentId !== undefined) {
     const parentWrites = record.writes.get(stored.parentId) ?? [];
     parentSends = sortWrites(parentWrites).filter((write) => write.channel === TASKS);

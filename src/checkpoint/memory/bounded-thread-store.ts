@@ -1,14 +1,15 @@
+import { compareCodePoints } from "../../shared/order";
 import { CheckpointCapacityError, type CapacityLimit } from "../../shared/errors";
 import type { ResolvedInMemoryCheckpointConfig } from "./in-memory-checkpoint-config";
 import { findWrite } from "./pending-writes";
 import {
   NamespaceRecord,
-  ThreadRecord,
+  StoredThread,
   compactPayload,
   serializedSize,
   type SerializedValue,
   type StoredPayload,
-  type StoredWrite,
+  type StoredPendingWrite,
 } from "./stored-records";
 
 /** Limits that reject a write (the thread limit only ever evicts). */
@@ -53,7 +54,7 @@ export interface WritesCommit {
   namespace: string;
   checkpointId: string;
   /** In call order; `(taskId, idx)` identifies a write within its checkpoint, `idx < 0` a special channel. */
-  writes: readonly StoredWrite[];
+  writes: readonly StoredPendingWrite[];
 }
 
 /**
@@ -62,9 +63,9 @@ export interface WritesCommit {
  * and idle expiry take threads from its front without scanning.
  */
 export class BoundedThreadStore {
-  private readonly threads = new Map<string, ThreadRecord>();
+  private readonly threads = new Map<string, StoredThread>();
   /** The thread at the most-recently-used end of `threads`, if known. */
-  private newest: ThreadRecord | undefined = undefined;
+  private newest: StoredThread | undefined = undefined;
   private readonly idleTtlMs: number;
   private totalBytes = 0;
   private namespaceCount = 0;
@@ -95,7 +96,7 @@ export class BoundedThreadStore {
   }
 
   /** A live thread for reading, marked as used; `undefined` if absent or expired. */
-  readThread(threadId: string): ThreadRecord | undefined {
+  readThread(threadId: string): StoredThread | undefined {
     const now = this.now();
     this.expireIdle(now);
     const thread = this.threads.get(threadId);
@@ -104,7 +105,7 @@ export class BoundedThreadStore {
   }
 
   /** Every live thread, without marking them used (listing everything is not using a thread). */
-  liveThreads(): ThreadRecord[] {
+  liveThreads(): StoredThread[] {
     this.expireIdle(this.now());
     return Array.from(this.threads.values());
   }
@@ -150,7 +151,10 @@ export class BoundedThreadStore {
       values,
       bytes: ownBytes,
     });
-    if (record.latestId === undefined || commit.checkpointId > record.latestId) {
+    if (
+      record.latestId === undefined ||
+      compareCodePoints(commit.checkpointId, record.latestId) > 0
+    ) {
       record.latestId = commit.checkpointId;
     }
     if (existing === undefined) {
@@ -170,13 +174,13 @@ export class BoundedThreadStore {
     const stored = namespace?.writes.get(commit.checkpointId);
 
     // Within the batch a special write replaces an earlier one with the same key, a regular one does not.
-    const batch: StoredWrite[] = [];
+    const batch: StoredPendingWrite[] = [];
     for (const write of commit.writes) {
       const index = findWrite(batch, write.taskId, write.idx);
       if (index < 0) batch.push(write);
       else if (write.idx < 0) batch[index] = write;
     }
-    const accepted: Array<{ write: StoredWrite; replaces: number }> = [];
+    const accepted: Array<{ write: StoredPendingWrite; replaces: number }> = [];
     let delta = 0;
     let added = 0;
     for (const write of batch) {
@@ -258,7 +262,7 @@ export class BoundedThreadStore {
   }
 
   private assertNamespaceRoom(
-    thread: ThreadRecord | undefined,
+    thread: StoredThread | undefined,
     namespace: NamespaceRecord | undefined,
   ): void {
     const count = thread?.namespaces.size ?? 0;
@@ -268,18 +272,18 @@ export class BoundedThreadStore {
   }
 
   /** Feasible iff evicting every other thread would make room: then eviction is sure to succeed. */
-  private assertTotalRoom(thread: ThreadRecord | undefined, delta: number): void {
+  private assertTotalRoom(thread: StoredThread | undefined, delta: number): void {
     const needed = (thread?.bytes ?? 0) + delta;
     if (needed > this.limits.maxTotalBytes) this.reject("maxTotalBytes", needed);
   }
 
   /** The written thread, created if new, moved to the most-recent end, with room made around it. */
   private claimThread(
-    existing: ThreadRecord | undefined,
+    existing: StoredThread | undefined,
     threadId: string,
     now: number,
     delta: number,
-  ): ThreadRecord {
+  ): StoredThread {
     let thread = existing;
     if (thread === undefined) {
       for (const victim of this.threads.values()) {
@@ -287,7 +291,7 @@ export class BoundedThreadStore {
         this.remove(victim);
         this.evictions.maxThreads += 1;
       }
-      thread = new ThreadRecord(threadId, now);
+      thread = new StoredThread(threadId, now);
       this.threads.set(threadId, thread);
       this.newest = thread;
     } else {
@@ -302,14 +306,14 @@ export class BoundedThreadStore {
     return thread;
   }
 
-  private addNamespace(thread: ThreadRecord, namespace: string): NamespaceRecord {
+  private addNamespace(thread: StoredThread, namespace: string): NamespaceRecord {
     const record = new NamespaceRecord();
     thread.namespaces.set(namespace, record);
     this.namespaceCount += 1;
     return record;
   }
 
-  private touch(thread: ThreadRecord, now: number): void {
+  private touch(thread: StoredThread, now: number): void {
     thread.lastUsedAt = now;
     if (thread === this.newest) return; // already at the end: a run's put, writes and reads hit one thread
     // Re-inserting moves the thread to the most-recently-used end of the Map's order.
@@ -318,7 +322,7 @@ export class BoundedThreadStore {
     this.newest = thread;
   }
 
-  private remove(thread: ThreadRecord): void {
+  private remove(thread: StoredThread): void {
     if (thread === this.newest) this.newest = undefined;
     this.threads.delete(thread.threadId);
     this.totalBytes -= thread.bytes;

@@ -35,7 +35,7 @@ export interface StoredCheckpoint {
 }
 
 /** A pending write, flat (the serialized value inline) since a checkpoint usually has several. */
-export interface StoredWrite extends SerializedValue {
+export interface StoredPendingWrite extends SerializedValue {
   readonly taskId: string;
   readonly channel: string;
   /** `WRITES_IDX_MAP[channel]` (negative, special channels) or the position in its batch. */
@@ -51,11 +51,11 @@ export class NamespaceRecord {
   /** channel -> version -> blob. Versions are unique per branch, so a blob is written once. */
   readonly blobs = new Map<string, Map<string | number, StoredPayload>>();
   /** checkpoint id -> its writes, unordered (a handful each; sorted on read). May exist before the checkpoint. */
-  readonly writes = new Map<string, StoredWrite[]>();
+  readonly writes = new Map<string, StoredPendingWrite[]>();
 }
 
 /** A thread: the unit of eviction and expiry, so ancestry and channel versions always stay whole. */
-export class ThreadRecord {
+export class StoredThread {
   readonly namespaces = new Map<string, NamespaceRecord>();
   checkpointCount = 0;
   writeCount = 0;

@@ -3,9 +3,11 @@ import { DynamoDBClient, QueryCommand } from "@aws-sdk/client-dynamodb";
 import { Annotation, Command, END, START, StateGraph } from "@langchain/langgraph";
 import { emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { DynamoDBSaver } from "../../../src/checkpoint/dynamodb/saver";
-import { buildPk } from "../../../src/checkpoint/dynamodb/keys";
-import { removeExpiredThreadItems } from "../../../src/checkpoint/dynamodb/expired-threads";
-import { THREADS_BY_STATUS_INDEX } from "../../../src/checkpoint/dynamodb/table-definition";
+import { threadPartitionKey } from "../../../src/table/keys";
+import { TableClient } from "../../../src/table/client";
+import { ExpiryPolicy } from "../../../src/table/expiry";
+import { removeThreadLeftovers } from "../../../src/table/thread-removal";
+import { THREADS_BY_STATUS_INDEX } from "../../../src/table/definition";
 import { CheckpointTooLargeError, InvalidIdentifierError } from "../../../src/shared/errors";
 import { buildBookingGraph } from "../../../src/examples/booking";
 import { createLocalClient, createTestTable, localEndpoint } from "../../support/dynamodb";
@@ -63,6 +65,11 @@ function checkpointWith(
 
 const metadata = { source: "loop" as const, step: 0, parents: {} };
 
+/** A moment just past the expiry of a thread last written at `writtenAt` (its TTL plus renewal headroom). */
+function pastExpiry(ttlSeconds: number, writtenAt: number): number {
+  return new ExpiryPolicy(ttlSeconds).renewedExpiry(writtenAt) * 1000 + 1000;
+}
+
 async function putValues(
   saver: DynamoDBSaver,
   threadId: string,
@@ -112,8 +119,8 @@ describe("DynamoDBSaver tenancy (integration)", () => {
   });
 
   it("escapes # in thread ids so no two (tenant, thread) pairs share a partition key", () => {
-    expect(buildPk("a", "b#c")).not.toBe(buildPk("a", "b%23c"));
-    expect(buildPk("a", "b#c")).not.toBe(buildPk("a", "b") + "#c");
+    expect(threadPartitionKey("a", "b#c")).not.toBe(threadPartitionKey("a", "b%23c"));
+    expect(threadPartitionKey("a", "b#c")).not.toBe(threadPartitionKey("a", "b") + "#c");
   });
 
   it.each([
@@ -349,7 +356,7 @@ describe("DynamoDBSaver storage (integration)", () => {
       new QueryCommand({
         TableName: tableName,
         KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": { S: buildPk(saver.tenantId, threadId) } },
+        ExpressionAttributeValues: { ":pk": { S: threadPartitionKey(saver.tenantId, threadId) } },
         ConsistentRead: true,
       }),
     );
@@ -423,7 +430,7 @@ describe("DynamoDBSaver expiry (integration)", () => {
     const saver = newSaver(tenantId, { ttlSeconds: 3600, now: () => now });
     const threadId = randomUUID();
     await putValues(saver, threadId, { old: "state" });
-    now += 3601 * 1000;
+    now = pastExpiry(3600, now);
     const later = newSaver(tenantId, { ttlSeconds: 3600, now: () => now });
     expect(await later.getTuple({ configurable: { thread_id: threadId } })).toBeUndefined();
     const listed = [];
@@ -445,13 +452,21 @@ describe("DynamoDBSaver expiry (integration)", () => {
     const expired = randomUUID();
     const live = randomUUID();
     await putValues(saver, expired, { a: 1 });
-    now += 61 * 1000;
+    now = pastExpiry(60, now);
     await putValues(newSaver(tenantId, { ttlSeconds: 60, now: () => now }), live, { b: 2 });
     expect(
-      await removeExpiredThreadItems({ client, tableName, pk: buildPk(tenantId, expired), now }),
+      await removeThreadLeftovers(
+        new TableClient(client, tableName),
+        threadPartitionKey(tenantId, expired),
+        () => now,
+      ),
     ).toBe(1); // its checkpoint; the record is DynamoDB TTL's to remove
     expect(
-      await removeExpiredThreadItems({ client, tableName, pk: buildPk(tenantId, live), now }),
+      await removeThreadLeftovers(
+        new TableClient(client, tableName),
+        threadPartitionKey(tenantId, live),
+        () => now,
+      ),
     ).toBe(0);
     const reader = newSaver(tenantId, { ttlSeconds: 60, now: () => now });
     expect(
@@ -629,10 +644,14 @@ describe("DynamoDBSaver edge cases (integration)", () => {
     const tenantId = `t-${randomUUID()}`;
     const threadId = randomUUID();
     await putValues(newSaver(tenantId, { ttlSeconds: 60, now: () => now }), threadId, { old: 1 });
-    now += 61_000;
+    now = pastExpiry(60, now);
     // The thread starts again (a new generation) after the record expired, before the cleaner runs.
     await putValues(newSaver(tenantId, { ttlSeconds: 60, now: () => now }), threadId, { fresh: 1 });
-    await removeExpiredThreadItems({ client, tableName, pk: buildPk(tenantId, threadId), now });
+    await removeThreadLeftovers(
+      new TableClient(client, tableName),
+      threadPartitionKey(tenantId, threadId),
+      () => now,
+    );
     const tuple = await newSaver(tenantId, { ttlSeconds: 60, now: () => now }).getTuple({
       configurable: { thread_id: threadId },
     });

@@ -2,8 +2,8 @@ import {
   DYNAMODB_CLEANER_ACTIONS,
   DYNAMODB_ITEM_ACTIONS,
   DYNAMODB_STREAM_ACTIONS,
-} from "../../../src/checkpoint/dynamodb/iam-actions";
-import { TABLE_DEFINITION } from "../../../src/checkpoint/dynamodb/table-definition";
+} from "../../../src/table/iam-actions";
+import { TABLE_DEFINITION } from "../../../src/table/definition";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../../src/runtime/environment";
 import { ROUTES } from "../../../src/runtime/routes";
 import { parseJsonencode } from "./hcl-expression";

@@ -19,7 +19,7 @@ export const DYNAMODB_STREAM_ACTIONS = [
 ] as const;
 
 /**
- * Exactly the item actions the expired-thread cleaner sends (image/cleaner.ts -> expired-threads.ts ->
- * partition.ts): it queries the base table for a thread's items and deletes them in batches, nothing else.
+ * Exactly the item actions the expired-thread cleaner sends (image/cleaner.ts -> thread-removal.ts): it queries
+ * the base table for a thread's items and deletes them in batches, nothing else.
  */
 export const DYNAMODB_CLEANER_ACTIONS = ["dynamodb:BatchWriteItem", "dynamodb:Query"] as const;

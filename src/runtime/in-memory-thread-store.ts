@@ -1,10 +1,9 @@
-import { buildPk } from "../../checkpoint/dynamodb/keys";
 import {
   ThreadBusyError,
   ThreadExistsError,
   ThreadNotFoundError,
   ThreadPausedError,
-} from "../../shared/errors";
+} from "../shared/errors";
 import {
   isLeased,
   resumeRejection,
@@ -15,7 +14,7 @@ import {
   type SearchThreadsInput,
   type ThreadRecord,
   type ThreadStore,
-} from "./types";
+} from "../shared/threads";
 
 export interface InMemoryThreadStoreOptions {
   /** Most thread records kept; the least recently updated idle thread is dropped beyond it (default 10,000). */
@@ -24,7 +23,7 @@ export interface InMemoryThreadStoreOptions {
 
 /**
  * Thread records in process memory, for checkpointers without a table (the dev server's in-memory saver).
- * Keyed by `buildPk(tenant, thread)`: the same tenant scoping as the DynamoDB layout.
+ * Keyed by tenant and thread together, so no tenant can reach another tenant's record.
  */
 export class InMemoryThreadStore implements ThreadStore {
   private readonly records = new Map<string, { tenantId: string; record: ThreadRecord }>();
@@ -35,12 +34,12 @@ export class InMemoryThreadStore implements ThreadStore {
   }
 
   async get(tenantId: string, threadId: string): Promise<ThreadRecord | undefined> {
-    const entry = this.records.get(buildPk(tenantId, threadId));
+    const entry = this.records.get(recordKey(tenantId, threadId));
     return entry ? copy(entry.record) : undefined;
   }
 
   async create(input: CreateThreadInput): Promise<ThreadRecord> {
-    const key = buildPk(input.tenantId, input.threadId);
+    const key = recordKey(input.tenantId, input.threadId);
     const existing = this.records.get(key);
     if (existing) {
       if (input.ifExists === "raise") throw new ThreadExistsError(input.threadId);
@@ -59,7 +58,7 @@ export class InMemoryThreadStore implements ThreadStore {
   }
 
   async acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined> {
-    const key = buildPk(input.tenantId, input.threadId);
+    const key = recordKey(input.tenantId, input.threadId);
     const existing = this.records.get(key)?.record;
     if (!existing && input.mode !== "start-or-create")
       throw new ThreadNotFoundError(input.threadId);
@@ -89,7 +88,7 @@ export class InMemoryThreadStore implements ThreadStore {
   }
 
   async releaseLease(input: ReleaseLeaseInput): Promise<boolean> {
-    const entry = this.records.get(buildPk(input.tenantId, input.threadId));
+    const entry = this.records.get(recordKey(input.tenantId, input.threadId));
     if (!entry || entry.record.leaseOwner !== input.owner) return false;
     const record = entry.record;
     record.status = input.status;
@@ -115,7 +114,7 @@ export class InMemoryThreadStore implements ThreadStore {
   }
 
   async lockForDelete(input: LockForDeleteInput): Promise<ThreadRecord | undefined> {
-    const entry = this.records.get(buildPk(input.tenantId, input.threadId));
+    const entry = this.records.get(recordKey(input.tenantId, input.threadId));
     if (!entry) return undefined;
     if (isLeased(entry.record, input.now)) throw new ThreadBusyError(input.threadId);
     const previous = copy(entry.record);
@@ -125,7 +124,7 @@ export class InMemoryThreadStore implements ThreadStore {
   }
 
   async delete(tenantId: string, threadId: string, owner: string): Promise<void> {
-    const key = buildPk(tenantId, threadId);
+    const key = recordKey(tenantId, threadId);
     if (this.records.get(key)?.record.leaseOwner === owner) this.records.delete(key);
   }
 
@@ -150,4 +149,8 @@ function copy(record: ThreadRecord): ThreadRecord {
     interrupts: record.interrupts.map((item) => ({ ...item })),
     metadata: { ...record.metadata },
   };
+}
+
+function recordKey(tenantId: string, threadId: string): string {
+  return `${tenantId}\u0000${threadId}`;
 }

@@ -1,5 +1,18 @@
-import type { ThreadStatus } from "../../checkpoint/dynamodb/thread-record";
-import { AssistantMismatchError, NothingToResumeError } from "../../shared/errors";
+import { AssistantMismatchError, NothingToResumeError } from "./errors";
+
+/**
+ * The thread record's model: what every thread store (DynamoDB's thread records, the in-memory one) keeps per
+ * thread, and the rules for taking a run lease on it. Stores differ in where they keep it, never in these rules.
+ */
+export const THREAD_STATUSES = ["RUNNING", "PAUSED_FOR_HUMAN", "COMPLETED", "ERROR"] as const;
+export type ThreadStatus = (typeof THREAD_STATUSES)[number];
+
+/** Statuses that wait for a person: the approvals inbox lists them from an index of their own. */
+export const INBOX_STATUSES: readonly ThreadStatus[] = ["PAUSED_FOR_HUMAN", "ERROR"];
+
+export function isThreadStatus(value: unknown): value is ThreadStatus {
+  return typeof value === "string" && (THREAD_STATUSES as readonly string[]).includes(value);
+}
 
 /** One interrupt a paused thread waits on, as kept on the thread record (the approvals inbox shows it). */
 export interface PendingInterrupt {
@@ -9,7 +22,7 @@ export interface PendingInterrupt {
   taskId?: string;
 }
 
-/** The runtime's view of a thread record (`sk = "m"` with DynamoDB). Times are epoch milliseconds. */
+/** A thread record as the runtime sees it. Times are epoch milliseconds. */
 export interface ThreadRecord {
   threadId: string;
   /** Unset for a thread that was created but never run. */
@@ -85,7 +98,7 @@ export interface CreateThreadInput {
 
 export interface SearchThreadsInput {
   tenantId: string;
-  /** Only threads in this status (served by the threads-by-status index); all threads when unset. */
+  /** Only threads in this status (inbox statuses come from their index); all threads when unset. */
   status?: ThreadStatus;
   limit: number;
   offset: number;
@@ -96,14 +109,13 @@ export interface SearchThreadsInput {
  * so one store serves all tenants of a container and no call can reach another tenant's thread.
  */
 export interface ThreadStore {
-  /** Seconds a thread lives after its last run, when the store expires threads (DynamoDB TTL). */
-  readonly ttlSeconds?: number;
   get(tenantId: string, threadId: string): Promise<ThreadRecord | undefined>;
+  /** Throws ThreadExistsError (`ifExists: "raise"`) or ThreadExpiredError (the caller removes the old thread). */
   create(input: CreateThreadInput): Promise<ThreadRecord>;
   /**
    * Takes the run lease in one conditional write that also marks the thread RUNNING. Returns the record as it
-   * was before (undefined when the call created it). Throws ThreadNotFoundError, ThreadBusyError,
-   * NothingToResumeError, AssistantMismatchError or ThreadPausedError without changing anything.
+   * was before (undefined when the call created it). Throws ThreadNotFoundError, ThreadExpiredError,
+   * ThreadBusyError, NothingToResumeError, AssistantMismatchError or ThreadPausedError without changing anything.
    */
   acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined>;
   /** Writes the run's outcome and frees the lease in one write. False when the lease was no longer ours. */
@@ -115,10 +127,7 @@ export interface ThreadStore {
    * as it was, or undefined when there is none (or it expired). Throws ThreadBusyError while a run holds the lease.
    */
   lockForDelete(input: LockForDeleteInput): Promise<ThreadRecord | undefined>;
-  /**
-   * Removes the record if the deletion still holds its lease (with DynamoDB, the saver's deleteThread has usually
-   * removed it already with the rest of the partition).
-   */
+  /** Removes the record if the deletion still holds its lease (it may be gone already with the thread's items). */
   delete(tenantId: string, threadId: string, owner: string): Promise<void>;
 }
 

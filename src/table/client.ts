@@ -1,0 +1,312 @@
+import { DynamoDBClient, type ConsumedCapacity } from "@aws-sdk/client-dynamodb";
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  UpdateCommand,
+  type QueryCommandInput,
+  type QueryCommandOutput,
+} from "@aws-sdk/lib-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
+import { TableRequestError } from "../shared/errors";
+import { TABLE_KEYS } from "./definition";
+import { projection, type UpdateParameters } from "./expressions";
+import { backoffDelay, MAX_ATTEMPTS, sleep, withThrottlingRetry } from "./retry";
+
+// Items are plain objects of the document client; each repository types the kinds it reads.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Item = Record<string, any>;
+export type Key = { [TABLE_KEYS.partitionKey]: string; [TABLE_KEYS.sortKey]: string };
+
+export const BATCH_WRITE_LIMIT = 25;
+export const BATCH_GET_LIMIT = 100;
+
+/** Requests sent and capacity units DynamoDB reported, in all and by operation. */
+export interface CapacityUsage {
+  requests: number;
+  capacityUnits: number;
+  byOperation: Record<string, { requests: number; capacityUnits: number }>;
+}
+
+export type WriteRequest = { PutRequest: { Item: Item } } | { DeleteRequest: { Key: Key } };
+
+/** What a conditional UpdateItem did: applied (with the attributes asked for), or refused (with the item as it was). */
+export type UpdateOutcome =
+  { applied: true; attributes: Item | undefined } | { applied: false; current: Item | undefined };
+
+export interface UpdateOptions {
+  /** Attributes to return when applied: the item before or after the update. */
+  returnValues?: "ALL_OLD" | "ALL_NEW" | "NONE";
+}
+
+/** A table and the client that reaches it, with the counts of what was sent. */
+export interface TableConnection {
+  readonly documents: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly counters: CapacityUsage;
+}
+
+/** A connection to `tableName` through `client` (a plain client is wrapped in a document client). */
+export function connectTable(
+  client: DynamoDBClient | DynamoDBDocumentClient,
+  tableName: string,
+): TableConnection {
+  return {
+    documents:
+      client instanceof DynamoDBDocumentClient
+        ? client
+        : DynamoDBDocumentClient.from(client, {
+            marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
+          }),
+    tableName,
+    counters: { requests: 0, capacityUnits: 0, byOperation: {} },
+  };
+}
+
+/*
+ * The one door to the table: every request goes through these functions, so retries of throttling and of
+ * unprocessed batch entries, consumed-capacity accounting and the reading of a failed condition are written
+ * once. They are functions, not only methods, so that code needing a few operations (the cleaner) reaches
+ * exactly those: its IAM role is checked against what its code can send.
+ */
+
+/** One item, read consistently; `attributes` limits what is read. */
+export async function getItem(
+  connection: TableConnection,
+  key: Key,
+  attributes?: readonly string[],
+): Promise<Item | undefined> {
+  const response = await send(connection, "GetItem", () =>
+    connection.documents.send(
+      new GetCommand({
+        TableName: connection.tableName,
+        Key: key,
+        ConsistentRead: true,
+        ReturnConsumedCapacity: "TOTAL",
+        ...(attributes ? projection(attributes) : {}),
+      }),
+    ),
+  );
+  return response.Item;
+}
+
+/** One page of a Query (consistent on the table; indexes can only be read eventually consistent). */
+export function queryPage(
+  connection: TableConnection,
+  input: Omit<QueryCommandInput, "TableName">,
+): Promise<QueryCommandOutput> {
+  return send(connection, "Query", () =>
+    connection.documents.send(
+      new QueryCommand({
+        ConsistentRead: input.IndexName === undefined,
+        ...input,
+        TableName: connection.tableName,
+        ReturnConsumedCapacity: "TOTAL",
+      }),
+    ),
+  );
+}
+
+/** Every page of a Query, one at a time (past DynamoDB's 1 MB pages). */
+export async function* queryPages(
+  connection: TableConnection,
+  input: Omit<QueryCommandInput, "TableName">,
+): AsyncGenerator<Item[]> {
+  let startKey: Item | undefined;
+  do {
+    const page = await queryPage(connection, { ...input, ExclusiveStartKey: startKey });
+    yield page.Items ?? [];
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+}
+
+/** One UpdateItem. With a condition, a refusal is an outcome carrying the item as it was, not an error. */
+export async function updateItem(
+  connection: TableConnection,
+  key: Key,
+  parameters: UpdateParameters,
+  options: UpdateOptions = {},
+): Promise<UpdateOutcome> {
+  try {
+    const response = await send(connection, "UpdateItem", () =>
+      connection.documents.send(
+        new UpdateCommand({
+          TableName: connection.tableName,
+          Key: key,
+          ...parameters,
+          ReturnValues: options.returnValues ?? "NONE",
+          ...(parameters.ConditionExpression
+            ? { ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const }
+            : {}),
+          ReturnConsumedCapacity: "TOTAL",
+        }),
+      ),
+    );
+    const attributes = response.Attributes;
+    return {
+      applied: true,
+      attributes: attributes && Object.keys(attributes).length > 0 ? attributes : undefined,
+    };
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    return { applied: false, current: error.Item ? unmarshall(error.Item) : undefined };
+  }
+}
+
+/** Puts and deletes, in batches of 25 sent together, until every entry is processed. */
+export async function batchWrite(
+  connection: TableConnection,
+  requests: WriteRequest[],
+): Promise<void> {
+  const batches: WriteRequest[][] = [];
+  for (let i = 0; i < requests.length; i += BATCH_WRITE_LIMIT) {
+    batches.push(requests.slice(i, i + BATCH_WRITE_LIMIT));
+  }
+  await Promise.all(
+    batches.map(async (batch) => {
+      let pending = batch;
+      for (let attempt = 0; pending.length > 0; attempt += 1) {
+        if (attempt >= MAX_ATTEMPTS) {
+          throw new TableRequestError(
+            "BatchWriteItem",
+            `${pending.length} items left unprocessed after ${MAX_ATTEMPTS} attempts`,
+          );
+        }
+        if (attempt > 0) await sleep(backoffDelay(attempt));
+        const response = await send(connection, "BatchWriteItem", () =>
+          connection.documents.send(
+            new BatchWriteCommand({
+              RequestItems: { [connection.tableName]: pending },
+              ReturnConsumedCapacity: "TOTAL",
+            }),
+          ),
+        );
+        pending = (response.UnprocessedItems?.[connection.tableName] ?? []) as WriteRequest[];
+      }
+    }),
+  );
+}
+
+/** Items by key, consistently, in batches of 100, until every key is answered (missing items are left out). */
+export async function batchGet(
+  connection: TableConnection,
+  keys: Key[],
+  attributes?: readonly string[],
+): Promise<Item[]> {
+  const batches: Key[][] = [];
+  for (let i = 0; i < keys.length; i += BATCH_GET_LIMIT) {
+    batches.push(keys.slice(i, i + BATCH_GET_LIMIT));
+  }
+  const results = await Promise.all(
+    batches.map(async (batch) => {
+      const items: Item[] = [];
+      let pending: Item[] = batch;
+      for (let attempt = 0; pending.length > 0; attempt += 1) {
+        if (attempt >= MAX_ATTEMPTS) {
+          throw new TableRequestError(
+            "BatchGetItem",
+            `${pending.length} keys left unprocessed after ${MAX_ATTEMPTS} attempts`,
+          );
+        }
+        if (attempt > 0) await sleep(backoffDelay(attempt));
+        const response = await send(connection, "BatchGetItem", () =>
+          connection.documents.send(
+            new BatchGetCommand({
+              RequestItems: {
+                [connection.tableName]: {
+                  Keys: pending,
+                  ConsistentRead: true,
+                  ...(attributes ? projection(attributes) : {}),
+                },
+              },
+              ReturnConsumedCapacity: "TOTAL",
+            }),
+          ),
+        );
+        items.push(...((response.Responses?.[connection.tableName] ?? []) as Item[]));
+        pending = response.UnprocessedKeys?.[connection.tableName]?.Keys ?? [];
+      }
+      return items;
+    }),
+  );
+  return results.flat();
+}
+
+/** Sends with throttling retries and counts each attempt and the capacity the answer reports. */
+async function send<T extends { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] }>(
+  connection: TableConnection,
+  operation: string,
+  request: () => Promise<T>,
+): Promise<T> {
+  const counters = connection.counters;
+  const entry = (counters.byOperation[operation] ??= { requests: 0, capacityUnits: 0 });
+  const response = await withThrottlingRetry(() => {
+    counters.requests += 1;
+    entry.requests += 1;
+    return request();
+  });
+  const consumed = response.ConsumedCapacity;
+  for (const part of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
+    counters.capacityUnits += part.CapacityUnits ?? 0;
+    entry.capacityUnits += part.CapacityUnits ?? 0;
+  }
+  return response;
+}
+
+/** The table operations as methods of one object: what the repositories use. */
+export class TableClient implements TableConnection {
+  readonly documents: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly counters: CapacityUsage;
+
+  constructor(client: DynamoDBClient | DynamoDBDocumentClient, tableName: string) {
+    const connection = connectTable(client, tableName);
+    this.documents = connection.documents;
+    this.tableName = connection.tableName;
+    this.counters = connection.counters;
+  }
+
+  /** A copy of what this client has sent so far. */
+  get usage(): CapacityUsage {
+    return structuredClone(this.counters);
+  }
+
+  get(key: Key, attributes?: readonly string[]): Promise<Item | undefined> {
+    return getItem(this, key, attributes);
+  }
+
+  query(input: Omit<QueryCommandInput, "TableName">): Promise<QueryCommandOutput> {
+    return queryPage(this, input);
+  }
+
+  queryPages(input: Omit<QueryCommandInput, "TableName">): AsyncGenerator<Item[]> {
+    return queryPages(this, input);
+  }
+
+  async queryAll(input: Omit<QueryCommandInput, "TableName">): Promise<Item[]> {
+    const items: Item[] = [];
+    for await (const page of queryPages(this, input)) items.push(...page);
+    return items;
+  }
+
+  update(key: Key, parameters: UpdateParameters, options?: UpdateOptions): Promise<UpdateOutcome> {
+    return updateItem(this, key, parameters, options);
+  }
+
+  batchWrite(requests: WriteRequest[]): Promise<void> {
+    return batchWrite(this, requests);
+  }
+
+  batchGet(keys: Key[], attributes?: readonly string[]): Promise<Item[]> {
+    return batchGet(this, keys, attributes);
+  }
+}
+
+/** True for DynamoDB's refusal of a conditional write. */
+export function isConditionFailure(
+  error: unknown,
+): error is Error & { Item?: Parameters<typeof unmarshall>[0] } {
+  return error instanceof Error && error.name === "ConditionalCheckFailedException";
+}

@@ -1,0 +1,206 @@
+import { InvalidIdentifierError } from "../shared/errors";
+import { assertIdentifier, assertTenantId } from "../shared/identifiers";
+
+/**
+ * Builds and parses every key of the table (see definition.ts for the layout). No other file forms a key, and
+ * every partition key starts with the tenant: no code path can address a bare thread id.
+ *
+ * Ids are encoded so that keys sort as the ids do and `#` separates parts: every character up to `$` becomes `$`
+ * and one character from `@` to `d` (in order), everything else stays. Encoded ids then contain no `#`, every
+ * encoded character sorts above `#` (so a checkpoint's own items sort between it and the next checkpoint), and
+ * encoded ids compare exactly as the ids do by code point, which is how DynamoDB orders string keys.
+ */
+
+export const THREAD_RECORD_SK = "m";
+export const ROOT_CHECKPOINT_PREFIX = "c#";
+export const NESTED_CHECKPOINT_PREFIX = "n#";
+const SEPARATOR = "#";
+const WRITES_INFIX = "#w#";
+const CHUNK_INFIX = "#x#";
+const ESCAPE = "$";
+const ESCAPE_OFFSET = 0x40;
+
+/** DynamoDB's limits on key sizes (UTF-8 bytes). */
+export const MAX_PARTITION_KEY_BYTES = 2048;
+export const MAX_SORT_KEY_BYTES = 1024;
+/** Longest write sequence the saver mints (keys reserve room for it). */
+export const MAX_SEQUENCE_LENGTH = 32;
+const CHUNK_DIGITS = 4;
+/** Most chunks one write can have (the keys number them with four digits). */
+export const MAX_CHUNKS = 10 ** CHUNK_DIGITS;
+// The longest suffix after a checkpoint's own sort key: `#x#<seq>#<nnnn>`.
+const LONGEST_SUFFIX_BYTES = CHUNK_INFIX.length + MAX_SEQUENCE_LENGTH + 1 + CHUNK_DIGITS;
+
+export function encodeKeyPart(value: string): string {
+  let encoded = "";
+  for (const character of value) {
+    const code = character.codePointAt(0)!;
+    encoded +=
+      code <= ESCAPE.charCodeAt(0) ? ESCAPE + String.fromCharCode(ESCAPE_OFFSET + code) : character;
+  }
+  return encoded;
+}
+
+export function decodeKeyPart(encoded: string): string {
+  let value = "";
+  for (let index = 0; index < encoded.length; index += 1) {
+    const character = encoded[index]!;
+    if (character === ESCAPE) {
+      index += 1;
+      value += String.fromCharCode(encoded.charCodeAt(index) - ESCAPE_OFFSET);
+    } else {
+      value += character;
+    }
+  }
+  return value;
+}
+
+export function assertThreadId(threadId: unknown): string {
+  return assertIdentifier("thread_id", threadId);
+}
+
+export function assertCheckpointId(checkpointId: unknown): string {
+  return assertIdentifier("checkpoint_id", checkpointId);
+}
+
+export { assertTenantId };
+
+/**
+ * A checkpoint namespace: `""` for the root graph, else `|`-separated parts (`node:task` per subgraph level),
+ * each an identifier. Whether it fits a sort key depends on the checkpoint id too: see assertCheckpointKey.
+ */
+export function assertNamespace(namespace: unknown): string {
+  const value = assertIdentifier("checkpoint_ns", namespace, {
+    allowEmpty: true,
+    maxLength: MAX_SORT_KEY_BYTES,
+  });
+  if (value === "") return value;
+  for (const part of value.split("|")) assertIdentifier("checkpoint_ns part", part);
+  return value;
+}
+
+/**
+ * Refuses, before any request, a namespace and checkpoint id whose item keys (with the longest suffix a write
+ * or chunk adds) would pass DynamoDB's 1,024-byte sort-key limit.
+ */
+export function assertCheckpointKey(namespace: string, checkpointId: string): void {
+  const bytes =
+    Buffer.byteLength(checkpointSortKey(namespace, checkpointId)) + LONGEST_SUFFIX_BYTES;
+  if (bytes > MAX_SORT_KEY_BYTES) {
+    throw new InvalidIdentifierError(
+      "checkpoint_ns and checkpoint_id",
+      `expected keys of at most ${MAX_SORT_KEY_BYTES} bytes, got ${bytes} (shorten the namespace or the checkpoint id)`,
+    );
+  }
+}
+
+/** `<tenant>#<encoded thread id>`: one partition per tenant thread. Throws when it would not fit a key. */
+export function threadPartitionKey(tenantId: string, threadId: string): string {
+  const pk = `${tenantId}${SEPARATOR}${encodeKeyPart(threadId)}`;
+  const bytes = Buffer.byteLength(pk);
+  if (bytes > MAX_PARTITION_KEY_BYTES) {
+    throw new InvalidIdentifierError(
+      "tenant id and thread_id",
+      `expected a key of at most ${MAX_PARTITION_KEY_BYTES} bytes, got ${bytes}`,
+    );
+  }
+  return pk;
+}
+
+/** The thread id of a partition key of `tenantId`, or undefined when the key belongs to another tenant. */
+export function parseThreadPartitionKey(tenantId: string, pk: string): string | undefined {
+  const prefix = `${tenantId}${SEPARATOR}`;
+  return pk.startsWith(prefix) ? decodeKeyPart(pk.slice(prefix.length)) : undefined;
+}
+
+/** Prefix of every checkpoint (and pending-write and chunk) sort key of one namespace. */
+export function checkpointPrefix(namespace: string): string {
+  return namespace === ""
+    ? ROOT_CHECKPOINT_PREFIX
+    : `${NESTED_CHECKPOINT_PREFIX}${encodeKeyPart(namespace)}${SEPARATOR}`;
+}
+
+export function checkpointSortKey(namespace: string, checkpointId: string): string {
+  return `${checkpointPrefix(namespace)}${encodeKeyPart(checkpointId)}`;
+}
+
+/** Bounds of the key range holding one checkpoint and its own writes and chunks (a BETWEEN condition). */
+export function checkpointItemRange(checkpointSk: string): { low: string; high: string } {
+  // Suffixes start with `#w#` or `#x#`; `~` sorts above both letters, and an encoded id never has `#`.
+  return { low: checkpointSk, high: `${checkpointSk}${SEPARATOR}~` };
+}
+
+/** Pending writes of one checkpoint stored together; `sequence` is unique and time-ordered. */
+export function writesSortKey(checkpointSk: string, sequence: string): string {
+  return `${checkpointSk}${WRITES_INFIX}${assertSequence(sequence)}`;
+}
+
+/**
+ * Chunk `index` of what the write `sequence` of a checkpoint could not hold inline. Chunks sort right after
+ * their checkpoint, so the Query that reads the checkpoint usually reads them too.
+ */
+export function chunkSortKey(checkpointSk: string, sequence: string, index: number): string {
+  if (!Number.isInteger(index) || index < 0 || index >= MAX_CHUNKS) {
+    throw new RangeError(`Invalid chunk index: expected 0 to ${MAX_CHUNKS - 1}, got ${index}`);
+  }
+  return `${checkpointSk}${CHUNK_INFIX}${assertSequence(sequence)}${SEPARATOR}${String(index).padStart(CHUNK_DIGITS, "0")}`;
+}
+
+export type ParsedSortKey =
+  | { kind: "record" }
+  | { kind: "checkpoint"; namespace: string; checkpointId: string; checkpointSk: string }
+  | {
+      kind: "writes";
+      namespace: string;
+      checkpointId: string;
+      checkpointSk: string;
+      sequence: string;
+    }
+  | {
+      kind: "chunk";
+      namespace: string;
+      checkpointId: string;
+      checkpointSk: string;
+      sequence: string;
+      index: number;
+    };
+
+/** What a sort key addresses: the thread record, or a checkpoint, writes or chunk item and its checkpoint. */
+export function parseSortKey(sk: string): ParsedSortKey {
+  if (sk === THREAD_RECORD_SK) return { kind: "record" };
+  const parts = sk.split(SEPARATOR);
+  let namespace = "";
+  let rest: string[];
+  if (parts[0] === "c") {
+    rest = parts.slice(1);
+  } else if (parts[0] === "n" && parts.length >= 3) {
+    namespace = decodeKeyPart(parts[1]!);
+    rest = parts.slice(2);
+  } else {
+    throw new RangeError(`Invalid sort key: ${JSON.stringify(sk)} is not a Memory Table key`);
+  }
+  const checkpointId = decodeKeyPart(rest[0] ?? "");
+  const checkpointSk = checkpointSortKey(namespace, checkpointId);
+  if (rest.length === 1) return { kind: "checkpoint", namespace, checkpointId, checkpointSk };
+  if (rest[1] === "w" && rest.length === 3) {
+    return { kind: "writes", namespace, checkpointId, checkpointSk, sequence: rest[2]! };
+  }
+  if (rest[1] === "x" && rest.length === 4) {
+    return {
+      kind: "chunk",
+      namespace,
+      checkpointId,
+      checkpointSk,
+      sequence: rest[2]!,
+      index: Number(rest[3]),
+    };
+  }
+  throw new RangeError(`Invalid sort key: ${JSON.stringify(sk)} is not a Memory Table key`);
+}
+
+function assertSequence(sequence: string): string {
+  if (!/^[0-9a-z]+$/.test(sequence) || sequence.length > MAX_SEQUENCE_LENGTH) {
+    throw new RangeError(`Invalid write sequence: ${JSON.stringify(sequence)}`);
+  }
+  return sequence;
+}

@@ -1,0 +1,563 @@
+import { randomBytes } from "node:crypto";
+import {
+  NothingToResumeError,
+  ThreadBusyError,
+  ThreadExistsError,
+  ThreadExpiredError,
+  ThreadNotFoundError,
+  ThreadPausedError,
+} from "../shared/errors";
+import {
+  INBOX_STATUSES,
+  isLeased,
+  isThreadStatus,
+  resumeRejection,
+  type AcquireLeaseInput,
+  type CreateThreadInput,
+  type LockForDeleteInput,
+  type PendingInterrupt,
+  type ReleaseLeaseInput,
+  type SearchThreadsInput,
+  type ThreadRecord,
+  type ThreadStatus,
+  type ThreadStore,
+} from "../shared/threads";
+import type { Item, Key, TableClient } from "./client";
+import {
+  TABLE_KEYS,
+  THREAD_ATTRIBUTES as A,
+  THREADS_BY_STATUS_INDEX,
+  THREADS_BY_TENANT_INDEX,
+} from "./definition";
+import { isExpired, notExpired, type ExpiryPolicy } from "./expiry";
+import {
+  allOf,
+  anyOf,
+  expression,
+  indexPartition,
+  renderUpdate,
+  updateFragment,
+  type Expression,
+  type UpdateFragment,
+} from "./expressions";
+import { THREAD_RECORD_SK, parseThreadPartitionKey, threadPartitionKey } from "./keys";
+import { removeThreadLeftovers } from "./thread-removal";
+
+/** What a writer needs of a live thread: the generation its items carry, and until when the thread lives. */
+export interface ThreadLife {
+  generation: string;
+  /** Epoch seconds. */
+  expiry: number;
+}
+
+interface CachedLife extends ThreadLife {
+  /** Epoch milliseconds at which this container last read or wrote the record. */
+  confirmedAt: number;
+}
+
+// How long what this container last saw of a record is trusted: another process may delete the thread, and a
+// write must not go out under a generation that no longer has a record. (The HTTP runtime's lease excludes
+// that race; long-lived processes, such as a dev server, rely on this bound.)
+const CONFIRMATION_MS = 10_000;
+const MAX_CACHED_LIVES = 10_000;
+
+/**
+ * The thread record (`sk = "m"`), its only owner: creation, expiry renewal and generation for the checkpoint
+ * saver; leases, statuses, interrupts, metadata and the inbox for the HTTP runtime. One instance per container,
+ * shared by both, keeps one cache of what it last saw of each record, so a lease write that renewed a thread
+ * spares the saver its own renewal. Every key starts with the tenant, which every method takes explicitly.
+ */
+export class ThreadRecords implements ThreadStore {
+  private readonly lives = new Map<string, CachedLife>();
+  private readonly renewals = new Map<string, Promise<ThreadLife>>();
+
+  constructor(
+    private readonly table: TableClient,
+    readonly expiry: ExpiryPolicy,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  // ------------------------------------------------------------------ the saver's side
+
+  /** The live generation for a write, creating or renewing the record when needed (one UpdateItem at most). */
+  async ensureWritable(tenantId: string, threadId: string): Promise<ThreadLife> {
+    const pk = threadPartitionKey(tenantId, threadId);
+    const known = this.trusted(pk);
+    if (known && !this.expiry.needsRenewal(known.expiry, this.now())) return known;
+    const inFlight = this.renewals.get(pk);
+    if (inFlight) return inFlight;
+    const renewal = this.renew(tenantId, threadId).finally(() => this.renewals.delete(pk));
+    this.renewals.set(pk, renewal);
+    return renewal;
+  }
+
+  /** The live thread's generation and expiry, from this container's recent knowledge or one consistent read. */
+  async readLife(tenantId: string, threadId: string): Promise<ThreadLife | undefined> {
+    const pk = threadPartitionKey(tenantId, threadId);
+    const known = this.trusted(pk);
+    if (known && !isExpired(known.expiry, this.now())) return known;
+    return this.observe(pk, await this.table.get(recordKey(pk)));
+  }
+
+  /** Takes note of a record read along with other items (or of its absence); returns the life if it is live. */
+  observe(pk: string, record: Item | undefined): ThreadLife | undefined {
+    if (!record) {
+      this.lives.delete(pk);
+      return undefined;
+    }
+    const life = this.remember(pk, String(record[A.generation]), Number(record[A.ttl]));
+    return isExpired(life.expiry, this.now()) ? undefined : life;
+  }
+
+  /** A tenant's thread ids, newest thread first (from the keys-only index; expired ones read as absent later). */
+  async *threadIds(tenantId: string): AsyncGenerator<string> {
+    for await (const page of this.table.queryPages({
+      IndexName: THREADS_BY_TENANT_INDEX.name,
+      ...indexPartition(THREADS_BY_TENANT_INDEX.partitionKey, tenantId),
+      ScanIndexForward: false,
+    })) {
+      for (const item of page) {
+        const threadId = parseThreadPartitionKey(tenantId, String(item[TABLE_KEYS.partitionKey]));
+        if (threadId !== undefined) yield threadId;
+      }
+    }
+  }
+
+  /** Sets a thread's operational status (and next node for paused threads), renewing its expiry. */
+  async setStatus(
+    tenantId: string,
+    threadId: string,
+    status: ThreadStatus,
+    nextNode?: string,
+  ): Promise<void> {
+    await this.renew(tenantId, threadId, statusFragment(tenantId, status, nextNode));
+  }
+
+  /**
+   * Deletes a thread: its record first, so the thread is absent from then on whatever happens next, then every
+   * other item of its partition (keeping a new life's items, should the thread be recreated meanwhile).
+   */
+  async remove(tenantId: string, threadId: string): Promise<void> {
+    const pk = threadPartitionKey(tenantId, threadId);
+    this.lives.delete(pk);
+    await this.table.batchWrite([{ DeleteRequest: { Key: recordKey(pk) } }]);
+    await removeThreadLeftovers(this.table, pk, this.now);
+  }
+
+  // ------------------------------------------------------------------ the runtime's side (ThreadStore)
+
+  async get(tenantId: string, threadId: string): Promise<ThreadRecord | undefined> {
+    const pk = threadPartitionKey(tenantId, threadId);
+    const item = await this.table.get(recordKey(pk));
+    return this.observe(pk, item) ? toRecord(item!) : undefined;
+  }
+
+  async create(input: CreateThreadInput): Promise<ThreadRecord> {
+    const pk = threadPartitionKey(input.tenantId, input.threadId);
+    const outcome = await this.table.update(
+      recordKey(pk),
+      renderUpdate(
+        [
+          this.touch(input.tenantId, input.threadId, input.now, newGeneration()),
+          updateFragment({
+            set: ["#metadata = :metadata"],
+            names: { "#metadata": A.metadata },
+            values: { ":metadata": JSON.stringify(input.metadata) },
+          }),
+        ],
+        recordAbsent(),
+      ),
+      { returnValues: "ALL_NEW" },
+    );
+    if (outcome.applied) {
+      this.observe(pk, outcome.attributes);
+      return toRecord(outcome.attributes ?? {});
+    }
+    const current = outcome.current ?? {};
+    // An expired thread's items must go before its id is reused (the caller removes them and retries).
+    if (isExpired(current[A.ttl], input.now)) throw new ThreadExpiredError(input.threadId);
+    if (input.ifExists === "raise") throw new ThreadExistsError(input.threadId);
+    return toRecord(current);
+  }
+
+  async acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined> {
+    const pk = threadPartitionKey(input.tenantId, input.threadId);
+    const proposed = newGeneration();
+    const conditions: Expression[] = [leaseFree(input.now), notExpired(input.now)];
+    if (input.mode !== "start-or-create") conditions.push(recordExists());
+    if (input.mode === "resume") {
+      conditions.push(statusIs("PAUSED_FOR_HUMAN"), assistantIs(input.assistantId));
+      (input.resumeIds ?? []).forEach((id, index) => conditions.push(interruptPending(id, index)));
+    } else if (input.rejectPaused) {
+      conditions.push(statusIsNot("PAUSED_FOR_HUMAN"));
+    }
+    const outcome = await this.table.update(
+      recordKey(pk),
+      renderUpdate(
+        [
+          this.touch(input.tenantId, input.threadId, input.now, proposed),
+          statusFragment(input.tenantId, "RUNNING"),
+          updateFragment({
+            set: ["#owner = :owner", "#expires = :expires", "#assistant = :assistant"],
+            names: {
+              "#owner": A.leaseOwner,
+              "#expires": A.leaseExpiresAt,
+              "#assistant": A.assistantId,
+            },
+            values: {
+              ":owner": input.owner,
+              ":expires": input.expiresAt,
+              ":assistant": input.assistantId,
+            },
+          }),
+        ],
+        allOf(...conditions),
+      ),
+      { returnValues: "ALL_OLD" },
+    );
+    if (outcome.applied) {
+      const old = outcome.attributes;
+      // The lease write renewed the record: the saver of this run needs no renewal of its own.
+      this.remember(
+        pk,
+        old ? String(old[A.generation]) : proposed,
+        this.expiry.renewedExpiry(input.now),
+      );
+      return old ? toRecord(old) : undefined;
+    }
+    const current = outcome.current;
+    const old = current ? toRecord(current) : undefined;
+    if (!current || !old) throw new ThreadNotFoundError(input.threadId);
+    if (isExpired(current[A.ttl], input.now)) throw new ThreadExpiredError(input.threadId);
+    if (isLeased(old, input.now)) throw new ThreadBusyError(input.threadId);
+    if (input.mode !== "resume" && old.status === "PAUSED_FOR_HUMAN") {
+      throw new ThreadPausedError(input.threadId);
+    }
+    throw (
+      resumeRejection(old, input) ??
+      new NothingToResumeError(input.threadId, "the thread is not paused at an interrupt")
+    );
+  }
+
+  async releaseLease(input: ReleaseLeaseInput): Promise<boolean> {
+    const pk = threadPartitionKey(input.tenantId, input.threadId);
+    const fragments: UpdateFragment[] = [
+      input.status === undefined
+        ? updateFragment({
+            remove: ["#status", "#tenant_status", "#next_node"],
+            names: {
+              "#status": A.status,
+              "#tenant_status": A.tenantStatus,
+              "#next_node": A.nextNode,
+            },
+          })
+        : statusFragment(input.tenantId, input.status, input.nextNodes.join(",")),
+      updateFragment({
+        set: ["#updated_at = :now_ms", "#interrupts = :interrupts"],
+        names: { "#updated_at": A.updatedAt, "#interrupts": A.interrupts },
+        values: { ":now_ms": input.now, ":interrupts": JSON.stringify(input.interrupts) },
+      }),
+    ];
+    if (input.assistantId !== undefined) {
+      fragments.push(
+        updateFragment({
+          set: ["#assistant = :assistant"],
+          names: { "#assistant": A.assistantId },
+          values: { ":assistant": input.assistantId },
+        }),
+      );
+    }
+    if (!input.keepLease) {
+      fragments.push(
+        updateFragment({
+          remove: ["#owner", "#expires"],
+          names: { "#owner": A.leaseOwner, "#expires": A.leaseExpiresAt },
+        }),
+      );
+    }
+    const outcome = await this.table.update(
+      recordKey(pk),
+      renderUpdate(fragments, leaseHeldBy(input.owner)),
+    );
+    return outcome.applied;
+  }
+
+  /**
+   * The inbox statuses are served by the sparse status index (records included). Other searches walk the
+   * keys-only tenant index, newest thread first, and read the records by key, consistently.
+   */
+  async search(input: SearchThreadsInput): Promise<ThreadRecord[]> {
+    const status = input.status;
+    const inbox = status !== undefined && INBOX_STATUSES.includes(status);
+    const index = inbox ? THREADS_BY_STATUS_INDEX : THREADS_BY_TENANT_INDEX;
+    const partition = inbox ? tenantStatus(input.tenantId, status) : input.tenantId;
+    const wanted = input.offset + input.limit;
+    const now = this.now();
+    const found: ThreadRecord[] = [];
+    let startKey: Item | undefined;
+    do {
+      const page = await this.table.query({
+        IndexName: index.name,
+        ...indexPartition(index.partitionKey, partition),
+        ScanIndexForward: false,
+        // A few extra for records that turn out expired (TTL deletion lags) or in another status.
+        Limit: Math.min(wanted - found.length + 5, 100),
+        ExclusiveStartKey: startKey,
+      });
+      const items = inbox ? (page.Items ?? []) : await this.readRecords(page.Items ?? []);
+      for (const item of items) {
+        if (isExpired(item[A.ttl], now)) continue;
+        const record = toRecord(item);
+        if (status === undefined || record.status === status) found.push(record);
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey && found.length < wanted);
+    return found.slice(input.offset, wanted);
+  }
+
+  async lockForDelete(input: LockForDeleteInput): Promise<ThreadRecord | undefined> {
+    const pk = threadPartitionKey(input.tenantId, input.threadId);
+    const outcome = await this.table.update(
+      recordKey(pk),
+      renderUpdate(
+        [
+          updateFragment({
+            set: ["#owner = :owner", "#expires = :expires"],
+            names: { "#owner": A.leaseOwner, "#expires": A.leaseExpiresAt },
+            values: { ":owner": input.owner, ":expires": input.expiresAt },
+          }),
+        ],
+        // Like a run's lease: only an existing, unexpired thread that no run holds.
+        allOf(recordExists(), leaseFree(input.now), notExpired(input.now)),
+      ),
+      { returnValues: "ALL_OLD" },
+    );
+    if (outcome.applied) return toRecord(outcome.attributes ?? {});
+    const current = outcome.current;
+    if (!current || isExpired(current[A.ttl], input.now)) return undefined;
+    throw new ThreadBusyError(input.threadId);
+  }
+
+  async delete(tenantId: string, threadId: string, owner: string): Promise<void> {
+    // Usually gone already: the saver's deletion removes the record first. The module grants no DeleteItem, so
+    // no conditional delete: the record is removed only while this deletion still holds its lease.
+    const pk = threadPartitionKey(tenantId, threadId);
+    const item = await this.table.get(recordKey(pk));
+    if (item?.[A.leaseOwner] !== owner) return;
+    this.lives.delete(pk);
+    await this.table.batchWrite([{ DeleteRequest: { Key: recordKey(pk) } }]);
+  }
+
+  // ------------------------------------------------------------------ plumbing
+
+  /**
+   * One conditional UpdateItem on the record: create or renew it, plus `extra`. An expired record is a gone
+   * thread: its items are removed first (never renewed, or its old checkpoints would come back).
+   */
+  private async renew(
+    tenantId: string,
+    threadId: string,
+    extra?: UpdateFragment,
+  ): Promise<ThreadLife> {
+    const pk = threadPartitionKey(tenantId, threadId);
+    const send = () => {
+      const nowMs = this.now();
+      const fragments = [this.touch(tenantId, threadId, nowMs, newGeneration())];
+      if (extra) fragments.push(extra);
+      return this.table.update(recordKey(pk), renderUpdate(fragments, notExpired(nowMs)), {
+        returnValues: "ALL_NEW",
+      });
+    };
+    let outcome = await send();
+    if (!outcome.applied) {
+      await this.remove(tenantId, threadId);
+      outcome = await send();
+    }
+    const life = outcome.applied ? this.observe(pk, outcome.attributes) : undefined;
+    if (!life) throw new ThreadNotFoundError(threadId);
+    return life;
+  }
+
+  /** Creates the record if needed and renews its expiry; the generation is kept when the record exists. */
+  private touch(
+    tenantId: string,
+    threadId: string,
+    nowMs: number,
+    generation: string,
+  ): UpdateFragment {
+    return updateFragment({
+      set: [
+        "#tenant = :tenant",
+        "#thread_id = :thread_id",
+        "#updated_at = :now_ms",
+        "#created_at = if_not_exists(#created_at, :now_ms)",
+        "#ttl = :ttl",
+        "#gen = if_not_exists(#gen, :gen)",
+      ],
+      names: {
+        "#tenant": A.tenant,
+        "#thread_id": A.threadId,
+        "#updated_at": A.updatedAt,
+        "#created_at": A.createdAt,
+        "#ttl": A.ttl,
+        "#gen": A.generation,
+      },
+      values: {
+        ":tenant": tenantId,
+        ":thread_id": threadId,
+        ":now_ms": nowMs,
+        ":ttl": this.expiry.renewedExpiry(nowMs),
+        ":gen": generation,
+      },
+    });
+  }
+
+  private trusted(pk: string): CachedLife | undefined {
+    const known = this.lives.get(pk);
+    return known && this.now() - known.confirmedAt < CONFIRMATION_MS ? known : undefined;
+  }
+
+  private remember(pk: string, generation: string, expiry: number): CachedLife {
+    const life = { generation, expiry, confirmedAt: this.now() };
+    this.lives.delete(pk);
+    this.lives.set(pk, life);
+    if (this.lives.size > MAX_CACHED_LIVES) {
+      const oldest = this.lives.keys().next().value;
+      if (oldest !== undefined) this.lives.delete(oldest);
+    }
+    return life;
+  }
+
+  /** The records behind keys-only index entries, in the entries' order. */
+  private async readRecords(keys: Item[]): Promise<Item[]> {
+    if (keys.length === 0) return [];
+    const records = await this.table.batchGet(
+      keys.map((key) => ({
+        [TABLE_KEYS.partitionKey]: String(key[TABLE_KEYS.partitionKey]),
+        [TABLE_KEYS.sortKey]: String(key[TABLE_KEYS.sortKey]),
+      })),
+    );
+    const byPk = new Map(
+      records.map((record) => [String(record[TABLE_KEYS.partitionKey]), record]),
+    );
+    return keys.flatMap((key): Item[] => {
+      const record = byPk.get(String(key[TABLE_KEYS.partitionKey]));
+      return record ? [record] : [];
+    });
+  }
+}
+
+function recordKey(pk: string): Key {
+  return { [TABLE_KEYS.partitionKey]: pk, [TABLE_KEYS.sortKey]: THREAD_RECORD_SK };
+}
+
+function newGeneration(): string {
+  return randomBytes(8).toString("hex");
+}
+
+export function tenantStatus(tenantId: string, status: ThreadStatus): string {
+  return `${tenantId}#${status}`;
+}
+
+/** Sets the status (and, for inbox statuses, the inbox index key) and the next node; no next node removes it. */
+function statusFragment(tenantId: string, status: ThreadStatus, nextNode?: string): UpdateFragment {
+  const inbox = INBOX_STATUSES.includes(status);
+  return updateFragment({
+    set: [
+      "#status = :status",
+      ...(inbox ? ["#tenant_status = :tenant_status"] : []),
+      ...(nextNode ? ["#next_node = :next_node"] : []),
+    ],
+    remove: [...(inbox ? [] : ["#tenant_status"]), ...(nextNode ? [] : ["#next_node"])],
+    names: { "#status": A.status, "#tenant_status": A.tenantStatus, "#next_node": A.nextNode },
+    values: {
+      ":status": status,
+      ...(inbox ? { ":tenant_status": tenantStatus(tenantId, status) } : {}),
+      ...(nextNode ? { ":next_node": nextNode } : {}),
+    },
+  });
+}
+
+function recordExists(): Expression {
+  return expression("attribute_exists(#pk)", { "#pk": TABLE_KEYS.partitionKey });
+}
+
+function recordAbsent(): Expression {
+  return expression("attribute_not_exists(#pk)", { "#pk": TABLE_KEYS.partitionKey });
+}
+
+/** No lease, or one that lapsed before `nowMs`. */
+function leaseFree(nowMs: number): Expression {
+  return expression(
+    "attribute_not_exists(#owner) OR #expires < :now_ms",
+    { "#owner": A.leaseOwner, "#expires": A.leaseExpiresAt },
+    { ":now_ms": nowMs },
+  );
+}
+
+function leaseHeldBy(owner: string): Expression {
+  return expression("#owner = :owner", { "#owner": A.leaseOwner }, { ":owner": owner });
+}
+
+function statusIs(status: ThreadStatus): Expression {
+  return expression(
+    "#status = :expected_status",
+    { "#status": A.status },
+    { ":expected_status": status },
+  );
+}
+
+function statusIsNot(status: ThreadStatus): Expression {
+  return anyOf(
+    expression("attribute_not_exists(#status)", { "#status": A.status }),
+    expression(
+      "#status <> :refused_status",
+      { "#status": A.status },
+      { ":refused_status": status },
+    ),
+  );
+}
+
+function assistantIs(assistantId: string): Expression {
+  return expression(
+    "#assistant = :assistant",
+    { "#assistant": A.assistantId },
+    { ":assistant": assistantId },
+  );
+}
+
+/** The record keeps pending interrupts as JSON: the named id must appear there as an `"id"`. */
+function interruptPending(id: string, index: number): Expression {
+  return expression(
+    `contains(#interrupts, :interrupt_${index})`,
+    { "#interrupts": A.interrupts },
+    { [`:interrupt_${index}`]: `"id":${JSON.stringify(id)}` },
+  );
+}
+
+function toRecord(item: Item): ThreadRecord {
+  const status: unknown = item[A.status];
+  const next = item[A.nextNode] as string | undefined;
+  return {
+    threadId: String(item[A.threadId] ?? ""),
+    status: isThreadStatus(status) ? status : undefined,
+    nextNodes: next ? next.split(",") : [],
+    interrupts: parseJson<PendingInterrupt[]>(item[A.interrupts], []),
+    metadata: parseJson<Record<string, unknown>>(item[A.metadata], {}),
+    assistantId: item[A.assistantId] as string | undefined,
+    createdAt: Number(item[A.createdAt] ?? 0),
+    updatedAt: Number(item[A.updatedAt] ?? 0),
+    leaseOwner: item[A.leaseOwner] as string | undefined,
+    leaseExpiresAt:
+      item[A.leaseExpiresAt] === undefined ? undefined : Number(item[A.leaseExpiresAt]),
+  };
+}
+
+function parseJson<T>(text: unknown, fallback: T): T {
+  if (typeof text !== "string") return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
