@@ -43,17 +43,19 @@ export interface WriteRecord {
 /**
  * A checkpoint: the commit record of one `put`, written after every chunk it refers to. What does not fit
  * inline (checkpoint, metadata, locations or new values) is packed into `sp` chunks (`<sk>#x#<q>#<i>`).
+ * Locations are JSON text, or its brotli bytes when that is smaller.
  */
 export interface CheckpointItem {
   pk: string;
   sk: string;
   k: typeof ITEM_KIND.checkpoint;
   g: string;
-  q: string;
+  /** Names the chunks of `sp`; only items with chunks carry it. */
+  q?: string;
   p?: string;
   cp?: EncodedPayload;
   md?: EncodedPayload;
-  lc?: EncodedPayload;
+  lc?: string | Uint8Array;
   vals: Record<string, InlineValue>;
   sp?: number;
   w?: WriteRecord[];
@@ -161,8 +163,8 @@ export const INHERITANCE_ATTRIBUTES = [
   C.generation,
   C.sequence,
   C.locations,
+  C.values,
   C.spill,
-  C.writes,
 ] as const;
 
 /** What a checkpoint's values need of the checkpoint item holding them. */

@@ -5,6 +5,7 @@ import { planCommitBatch, type CommitRecord } from "./write-planner";
 
 /** Idle time after a thread's last put before writes held for its next checkpoint go out on their own. */
 const HOLD_WRITES_MS = 200;
+const MAX_SUBMITTED = 10_000;
 
 export type PendingWriteRecord = CommitRecord & { kind: "writes" };
 
@@ -27,6 +28,10 @@ export class GroupCommit {
   private readonly heldWrites = new Map<string, HeldWrite[]>();
   private readonly holdTimers = new Map<string, NodeJS.Timeout>();
   private readonly putsInProgress = new Map<string, number>();
+  /** Checkpoints whose item is queued or stored: writes for them need no holding. */
+  private readonly submitted = new Set<string>();
+  /** putWrites calls on their way (serializing, renewing) to a checkpoint, and who waits for them. */
+  private readonly arriving = new Map<string, { count: number; settled: Array<() => void> }>();
 
   constructor(
     checkpoints: CheckpointItems,
@@ -47,9 +52,35 @@ export class GroupCommit {
     else this.putsInProgress.delete(pk);
   }
 
+  /**
+   * A putWrites call for this checkpoint has started: the checkpoint's commit waits until the call has handed its
+   * record over (a moment: serialization, no request in the common case), so the two land as one item. The
+   * returned function marks the hand-over (or the call's failure).
+   */
+  announceWrites(pk: string, checkpointSk: string): () => void {
+    const key = heldKey(pk, checkpointSk);
+    const entry = this.arriving.get(key) ?? { count: 0, settled: [] };
+    entry.count += 1;
+    this.arriving.set(key, entry);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      entry.count -= 1;
+      if (entry.count > 0) return;
+      this.arriving.delete(key);
+      for (const resume of entry.settled) resume();
+    };
+  }
+
   /** Commits a checkpoint item, with every write held for it inside when it fits. */
-  submitCheckpoint(item: CheckpointItem): Promise<void> {
-    this.releaseHeldWrites(heldKey(item.pk, item.sk));
+  async submitCheckpoint(item: CheckpointItem): Promise<void> {
+    const key = heldKey(item.pk, item.sk);
+    const arriving = this.arriving.get(key);
+    if (arriving) await new Promise<void>((resume) => arriving.settled.push(resume));
+    if (this.submitted.size >= MAX_SUBMITTED) this.submitted.clear();
+    this.submitted.add(key);
+    this.releaseHeldWrites(key);
     this.extendHold(item.pk);
     return this.buffer.submit({ kind: "checkpoint", item });
   }
@@ -58,7 +89,10 @@ export class GroupCommit {
     const key = heldKey(record.pk, record.checkpointSk);
     // Hold only while a put of this thread is on its way: otherwise no put may come, so waiting gains nothing.
     const putPending = (this.putsInProgress.get(record.pk) ?? 0) > 0;
-    const known = this.cache.knownCheckpoint(record.pk, record.checkpointSk) !== undefined;
+    // A checkpoint queued in this turn takes the writes into its item; a stored one needs no waiting for.
+    const known =
+      this.submitted.has(key) ||
+      this.cache.knownCheckpoint(record.pk, record.checkpointSk) !== undefined;
     if (known || !putPending) return this.buffer.submit(record);
     return new Promise<void>((resolve, reject) => {
       const held = this.heldWrites.get(key) ?? [];

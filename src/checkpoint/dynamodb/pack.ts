@@ -3,7 +3,7 @@
  * hold inline in its item is packed and the pack stored in chunks, so a write becomes one commit item plus
  * chunks whatever the number and sizes of its parts.
  *
- * Layout: a 4-byte big-endian header length, the UTF-8 JSON `{h: header, l: [payload lengths]}`, the payloads.
+ * Layout: a 4-byte big-endian header length, the UTF-8 JSON `[header, [payload lengths]]`, the payloads.
  */
 export interface Pack<H> {
   header: H;
@@ -11,10 +11,7 @@ export interface Pack<H> {
 }
 
 export function encodePack<H>(header: H, payloads: readonly Uint8Array[]): Uint8Array {
-  const json = Buffer.from(
-    JSON.stringify({ h: header, l: payloads.map((p) => p.byteLength) }),
-    "utf8",
-  );
+  const json = Buffer.from(JSON.stringify([header, payloads.map((p) => p.byteLength)]), "utf8");
   const length = Buffer.alloc(4);
   length.writeUInt32BE(json.byteLength);
   return new Uint8Array(Buffer.concat([length, json, ...payloads]));
@@ -24,27 +21,16 @@ export function decodePack<H>(bytes: Uint8Array): Pack<H> {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (buffer.byteLength < 4) throw new RangeError("Invalid pack: shorter than its header length");
   const headerLength = buffer.readUInt32BE(0);
-  const parsed = JSON.parse(buffer.subarray(4, 4 + headerLength).toString("utf8")) as {
-    h: H;
-    l: number[];
-  };
+  const [header, lengths] = JSON.parse(buffer.subarray(4, 4 + headerLength).toString("utf8")) as [
+    H,
+    number[],
+  ];
   const payloads: Uint8Array[] = [];
   let offset = 4 + headerLength;
-  for (const length of parsed.l) {
+  for (const length of lengths) {
     payloads.push(bytes.subarray(offset, offset + length));
     offset += length;
   }
   if (offset !== buffer.byteLength) throw new RangeError("Invalid pack: its lengths do not add up");
-  return { header: parsed.h, payloads };
-}
-
-/** Bytes a pack of these payloads takes (the header estimate errs on the large side). */
-export function packBytes(headerJson: string, payloads: readonly Uint8Array[]): number {
-  return (
-    4 +
-    Buffer.byteLength(headerJson) +
-    16 * payloads.length +
-    16 +
-    payloads.reduce((sum, p) => sum + p.byteLength, 0)
-  );
+  return { header, payloads };
 }

@@ -25,6 +25,7 @@ import {
   INHERITANCE_ATTRIBUTES,
   chunkKeys,
   joinChunks,
+  type EncodedPayload,
   type WriteRecord,
 } from "../../table/checkpoint-items";
 import type { TableContext } from "../../table/context";
@@ -313,47 +314,54 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     }
     if (writes.length === 0) return;
 
-    let raw = 0;
-    const payloads = await Promise.all(
-      writes.map(async (write, position) => {
-        const channel: unknown = Array.isArray(write) ? write[0] : undefined;
-        if (typeof channel !== "string") {
-          throw new InvalidIdentifierError(`writes[${position}] channel`, "expected a string");
-        }
-        const [type, bytes] = await this.serde.dumpsTyped(write[1]);
-        raw += bytes.byteLength;
-        return {
-          channel,
-          index: WRITES_IDX_MAP[channel] ?? position,
-          payload: encodeValue(type, bytes, this.compression),
-        };
-      }),
-    );
-    if (raw > this.maxWritesBytes) {
-      throw new CheckpointTooLargeError(this.maxWritesBytes, raw, "putWrites call");
-    }
-
-    const life = await this.table.threads.ensureWritable(this.tenantId, threadId);
     const pk = this.queries.pk(threadId);
     const checkpointSk = checkpointSortKey(namespace, checkpointId);
-    const { record, chunks } = planWriteRecord({
-      pk,
-      checkpointSk,
-      generation: life.generation,
-      sequence: this.nextSequence(),
-      taskId,
-      taskPath,
-      writes: payloads,
-    });
-    // Chunks first: the record that refers to them is the commit point of the call.
-    if (chunks.length > 0) await this.table.checkpoints.write(chunks);
-    await this.commits.submitWrites({
-      kind: "writes",
-      pk,
-      checkpointSk,
-      generation: life.generation,
-      record,
-    });
+    // Announced before the first await: a put of this checkpoint now waits for this call's record.
+    const handedOver = this.commits.announceWrites(pk, checkpointSk);
+    let stored: Promise<void>;
+    try {
+      let raw = 0;
+      const payloads = await Promise.all(
+        writes.map(async (write, position) => {
+          const channel: unknown = Array.isArray(write) ? write[0] : undefined;
+          if (typeof channel !== "string") {
+            throw new InvalidIdentifierError(`writes[${position}] channel`, "expected a string");
+          }
+          const [type, bytes] = await this.serde.dumpsTyped(write[1]);
+          raw += bytes.byteLength;
+          return {
+            channel,
+            index: WRITES_IDX_MAP[channel] ?? position,
+            payload: encodeValue(type, bytes, this.compression),
+          };
+        }),
+      );
+      if (raw > this.maxWritesBytes) {
+        throw new CheckpointTooLargeError(this.maxWritesBytes, raw, "putWrites call");
+      }
+      const life = await this.table.threads.ensureWritable(this.tenantId, threadId);
+      const { record, chunks } = planWriteRecord({
+        pk,
+        checkpointSk,
+        generation: life.generation,
+        sequence: this.nextSequence(),
+        taskId,
+        taskPath,
+        writes: payloads,
+      });
+      // Chunks first: the record that refers to them is the commit point of the call.
+      if (chunks.length > 0) await this.table.checkpoints.write(chunks);
+      stored = this.commits.submitWrites({
+        kind: "writes",
+        pk,
+        checkpointSk,
+        generation: life.generation,
+        record,
+      });
+    } finally {
+      handedOver();
+    }
+    await stored;
   }
 
   /** Deletes the thread: absent from the first request on, its items removed after. */
@@ -410,20 +418,15 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     if (cached) return cached.generation === generation ? cached.locations : undefined;
     const item = await this.table.checkpoints.readItem(pk, parentSk, INHERITANCE_ATTRIBUTES);
     if (!item || item.g !== generation) return undefined;
-    let stored = item.lc;
-    if (!stored && item.sp) {
+    let stored: string | Uint8Array | EncodedPayload | undefined = item.lc;
+    if (stored === undefined && item.sp && item.q) {
       const chunks = await this.table.checkpoints.readChunks(
         chunkKeys(pk, parentSk, item.q, item.sp),
       );
       const bytes = joinChunks(parentSk, item.q, item.sp, chunks);
-      const part = bytes && decodePackParts(bytes).get("lc");
-      stored = part?.payload;
+      stored = bytes && decodePackParts(bytes).get("lc")?.payload;
     }
-    if (!stored) return undefined;
-    const locations = decodeLocations(
-      JSON.parse(new TextDecoder().decode(decodeBytes(stored))) as Record<string, string[]>,
-      parentId,
-    );
+    const locations = decodeLocations(stored, parentId, Object.keys(item.vals ?? {}));
     this.cache.rememberLocations(pk, parentSk, { generation, locations });
     return locations;
   }

@@ -25,9 +25,8 @@ import { checkpointSortKey } from "../../table/keys";
 import { nextChannelVersion } from "../versions";
 import type { SaverCache } from "./cache";
 import { decodeBytes } from "./codec";
-import { decodePack } from "./pack";
 import type { CheckpointGroup } from "./queries";
-import { decodeLocations, decodePackParts, type WritesPackHeader } from "./write-planner";
+import { decodeLocations, decodePackParts, decodeWritesPack } from "./write-planner";
 
 /** The part of a checkpoint item that holds values: enough to read a value a descendant refers to. */
 type Holder = Pick<CheckpointItem, "sk" | "g" | "q" | "vals" | "sp">;
@@ -77,8 +76,9 @@ export class TupleAssembler {
         const checkpoint = (await this.decode(own.cp)) as Checkpoint;
         const metadata = (await this.decode(own.md)) as CheckpointMetadata;
         const locations = decodeLocations(
-          JSON.parse(new TextDecoder().decode(decodeBytes(own.lc))) as Record<string, string[]>,
+          own.lc,
           group.checkpointId,
+          Object.keys(group.item.vals ?? {}),
         );
         return { group, checkpoint, metadata, locations };
       }),
@@ -97,7 +97,9 @@ export class TupleAssembler {
     await reads.fetchChunks(
       [...holderKeys].flatMap((sk) => {
         const holder = reads.holder(sk);
-        return holder?.sp && !reads.hasPack(sk) ? chunkKeys(pk, sk, holder.q, holder.sp) : [];
+        return holder?.sp && holder.q && !reads.hasPack(sk)
+          ? chunkKeys(pk, sk, holder.q, holder.sp)
+          : [];
       }),
     );
 
@@ -229,21 +231,42 @@ class AssemblyReads {
       this.chunks.set(sk, bytes);
   }
 
-  /** The checkpoint body, metadata and locations of a group's own item. */
-  ownParts(group: CheckpointGroup, threadId: string): Record<"cp" | "md" | "lc", EncodedPayload> {
-    const parts = {} as Record<"cp" | "md" | "lc", EncodedPayload>;
-    for (const name of ["cp", "md", "lc"] as const) {
-      const payload = group.item[name] ?? this.pack(group.item)?.get(name)?.payload;
-      if (!payload) {
+  /** The checkpoint body, metadata and locations of a group's own item, inline or from its pack. */
+  ownParts(
+    group: CheckpointGroup,
+    threadId: string,
+  ): {
+    cp: EncodedPayload;
+    md: EncodedPayload;
+    lc: string | Uint8Array | EncodedPayload | undefined;
+  } {
+    const item = group.item;
+    const pack =
+      item.sp && (!item.cp || !item.md || item.lc === undefined) ? this.pack(item) : undefined;
+    if (item.sp && !pack && (!item.cp || !item.md || item.lc === undefined)) {
+      throw new IncompleteCheckpointError(
+        threadId,
+        group.checkpointId,
+        "chunks of its pack are missing",
+      );
+    }
+    const part = (name: "cp" | "md", inline: EncodedPayload | undefined): EncodedPayload => {
+      const found = inline ?? pack?.get(name)?.payload;
+      if (!found) {
         throw new IncompleteCheckpointError(
           threadId,
           group.checkpointId,
           `its ${name} part is missing`,
         );
       }
-      parts[name] = payload;
-    }
-    return parts;
+      return found;
+    };
+    // Absent locations (not inline, not packed) mean the checkpoint refers to no other and spilled nothing.
+    return {
+      cp: part("cp", item.cp),
+      md: part("md", item.md),
+      lc: item.lc ?? pack?.get("lc")?.payload,
+    };
   }
 
   /** A channel's value at `version`, held by checkpoint `holderId` of the group's namespace. */
@@ -281,15 +304,8 @@ class AssemblyReads {
           `the chunks of its pending writes ${record.q} are missing`,
         );
       }
-      const { header, payloads } = decodePack<WritesPackHeader>(bytes);
-      return header.w.map(([channel, index, type, codec], position) => ({
-        taskId: header.k,
-        taskPath: header.p,
-        sequence: record.q,
-        channel,
-        index,
-        payload: { t: type, z: codec, v: payloads[position]! },
-      }));
+      const { taskId, taskPath, writes } = decodeWritesPack(bytes);
+      return writes.map((write) => ({ taskId, taskPath, sequence: record.q, ...write }));
     });
   }
 
@@ -297,7 +313,7 @@ class AssemblyReads {
   private pack(
     holder: Holder,
   ): Map<string, { payload: EncodedPayload; version?: string }> | undefined {
-    if (!holder.sp) return undefined;
+    if (!holder.sp || !holder.q) return undefined;
     const cached = this.packs.get(holder.sk);
     if (cached) return cached;
     const bytes = joinChunks(holder.sk, holder.q, holder.sp, this.chunks);
@@ -312,7 +328,7 @@ class AssemblyReads {
 function ownChunkKeys(pk: string, group: CheckpointGroup): Key[] {
   const keys: Key[] = [];
   const item = group.item;
-  if (item.sp && (!item.cp || !item.md || !item.lc)) {
+  if (item.sp && item.q && (!item.cp || !item.md || item.lc === undefined)) {
     keys.push(...chunkKeys(pk, item.sk, item.q, item.sp));
   }
   for (const record of [...(item.w ?? []), ...group.writeItems.flatMap((w) => w.ws ?? [])]) {

@@ -13,7 +13,7 @@ import {
 } from "../../table/checkpoint-items";
 import { writesSortKey } from "../../table/keys";
 import { CheckpointTooLargeError } from "../../shared/errors";
-import { encodeValue, type Compression } from "./codec";
+import { decodeBytes, encodeValue, type Compression } from "./codec";
 import { decodePack, encodePack } from "./pack";
 
 /**
@@ -76,7 +76,6 @@ export function planCheckpoint(input: CheckpointPlanInput): CheckpointPlan {
     sk: input.sk,
     k: ITEM_KIND.checkpoint,
     g: input.generation,
-    q: input.sequence,
     vals: {},
   };
   if (input.parentId !== undefined) item.p = input.parentId;
@@ -90,12 +89,10 @@ export function planCheckpoint(input: CheckpointPlanInput): CheckpointPlan {
   };
 
   // The body, metadata and locations are read with every checkpoint: inline whenever they fit.
-  const body: Array<["cp" | "md" | "lc", EncodedPayload]> = [
+  for (const [name, payload] of [
     ["cp", input.checkpoint],
     ["md", input.metadata],
-    ["lc", encodeLocations(locations, input.checkpointId, input.compression)],
-  ];
-  for (const [name, payload] of body) {
+  ] as const) {
     const bytes = 1 + name.length + estimateItemBytes(payload);
     if (size + bytes <= ITEM_BUDGET_BYTES) {
       item[name] = payload;
@@ -104,9 +101,15 @@ export function planCheckpoint(input: CheckpointPlanInput): CheckpointPlan {
       spill([name, payload.t, payload.z], payload);
     }
   }
+  // Locations list inherited channels by holder, and own values that did not fit inline (own inline values
+  // are the keys of `vals`). Room is kept for the longest they can be: every own value spilled.
+  const ownChannels = input.values.map((value) => value.channel);
+  const longest = encodeLocations(input.inherited, ownChannels, input.compression);
+  const reserved = longest === undefined ? 0 : 3 + estimateItemBytes(longest);
 
   // Small values first: as many channels as possible stay inline.
   let inlineValueBytes = 0;
+  const spilledOwn: string[] = [];
   const bySize = [...input.values].sort((a, b) => a.payload.v.byteLength - b.payload.v.byteLength);
   for (const value of bySize) {
     const inline: InlineValue = { ...value.payload, ver: value.version };
@@ -114,13 +117,25 @@ export function planCheckpoint(input: CheckpointPlanInput): CheckpointPlan {
     if (
       value.payload.v.byteLength <= MAX_INLINE_VALUE_BYTES &&
       inlineValueBytes + bytes <= MAX_INLINE_VALUES_BYTES &&
-      size + bytes <= ITEM_BUDGET_BYTES
+      size + bytes + reserved <= ITEM_BUDGET_BYTES
     ) {
       item.vals[value.channel] = inline;
       inlineValueBytes += bytes;
       size += bytes;
     } else {
+      spilledOwn.push(value.channel);
       spill([`v:${value.channel}`, value.payload.t, value.payload.z, value.version], value.payload);
+    }
+  }
+
+  const stored = encodeLocations(input.inherited, spilledOwn, input.compression);
+  if (stored !== undefined) {
+    const bytes = 3 + estimateItemBytes(stored);
+    if (size + bytes <= ITEM_BUDGET_BYTES) {
+      item.lc = stored;
+    } else {
+      const payload = locationsPayload(stored);
+      spill(["lc", payload.t, payload.z], payload);
     }
   }
 
@@ -131,25 +146,62 @@ export function planCheckpoint(input: CheckpointPlanInput): CheckpointPlan {
       throw new CheckpointTooLargeError(MAX_CHUNKED_BYTES, pack.byteLength);
     }
     chunks = chunkItems(input.pk, input.sk, input.sequence, input.generation, pack);
+    item.q = input.sequence;
     item.sp = chunks.length;
   }
   return { item, chunks, locations };
 }
 
 /**
- * Locations as stored: holder id -> channels (holders are few, channels many), this checkpoint's own channels
- * under "". Serialized as JSON and compressed like any payload.
+ * Locations as stored: holder id -> channels (holders are few, channels many), own values that went to the pack
+ * under "" (own inline values are the keys of `vals`). JSON text, or its brotli bytes when smaller; undefined
+ * when there is nothing to say.
  */
 function encodeLocations(
-  locations: Record<string, string>,
-  checkpointId: string,
+  inherited: Record<string, string>,
+  spilledOwn: string[],
   compression: Compression,
-): EncodedPayload {
+): string | Uint8Array | undefined {
   const byHolder: Record<string, string[]> = {};
-  for (const [channel, holder] of Object.entries(locations)) {
-    (byHolder[holder === checkpointId ? OWN : holder] ??= []).push(channel);
+  for (const [channel, holder] of Object.entries(inherited))
+    (byHolder[holder] ??= []).push(channel);
+  if (spilledOwn.length > 0) byHolder[OWN] = spilledOwn;
+  if (Object.keys(byHolder).length === 0) return undefined;
+  const text = JSON.stringify(byHolder);
+  const encoded = encodeValue("json", new TextEncoder().encode(text), compression);
+  return encoded.z === 1 ? encoded.v : text;
+}
+
+/** Stored locations as a payload (the form a pack holds them in). */
+function locationsPayload(stored: string | Uint8Array): EncodedPayload {
+  return typeof stored === "string"
+    ? { t: "json", z: 0, v: new TextEncoder().encode(stored) }
+    : { t: "json", z: 1, v: stored };
+}
+
+/**
+ * Where every channel's value lives (channel -> holder id), from a checkpoint's stored locations (inline, from
+ * its pack, or absent when empty) and the channels of its own inline values.
+ */
+export function decodeLocations(
+  stored: string | Uint8Array | EncodedPayload | undefined,
+  checkpointId: string,
+  inlineChannels: Iterable<string>,
+): Record<string, string> {
+  const locations: Record<string, string> = {};
+  for (const channel of inlineChannels) locations[channel] = checkpointId;
+  if (stored === undefined) return locations;
+  const text =
+    typeof stored === "string"
+      ? stored
+      : new TextDecoder().decode(
+          decodeBytes(stored instanceof Uint8Array ? { z: 1, v: stored } : stored),
+        );
+  const byHolder = JSON.parse(text) as Record<string, string[]>;
+  for (const [holder, channels] of Object.entries(byHolder)) {
+    for (const channel of channels) locations[channel] = holder === OWN ? checkpointId : holder;
   }
-  return encodeValue("json", new TextEncoder().encode(JSON.stringify(byHolder)), compression);
+  return locations;
 }
 
 /** The parts of a checkpoint's pack by name (`cp`, `md`, `lc`, `v:<channel>`), with the values' versions. */
@@ -164,18 +216,6 @@ export function decodePackParts(
   return parts;
 }
 
-/** Locations (channel -> holder id) from their stored form. */
-export function decodeLocations(
-  byHolder: Record<string, string[]>,
-  checkpointId: string,
-): Record<string, string> {
-  const locations: Record<string, string> = {};
-  for (const [holder, channels] of Object.entries(byHolder)) {
-    for (const channel of channels) locations[channel] = holder === OWN ? checkpointId : holder;
-  }
-  return locations;
-}
-
 /** One pending write of a putWrites call, serialized: `index` is LangGraph's write index. */
 export interface PendingWritePayload {
   channel: string;
@@ -183,11 +223,33 @@ export interface PendingWritePayload {
   payload: EncodedPayload;
 }
 
-/** The header of a putWrites call's pack: task id, task path and one `[channel, index, type, codec]` per write. */
-export interface WritesPackHeader {
-  k: string;
-  p: string;
-  w: Array<[channel: string, index: number, type: string, codec: 0 | 1]>;
+/**
+ * The header of a putWrites call's pack: task id, task path and one entry per write, `[channel, index]` for the
+ * usual uncompressed JSON, `[channel, index, type, codec]` otherwise (every item repeats it: bytes count).
+ */
+export type WritesPackHeader = [
+  taskId: string,
+  taskPath: string,
+  writes: Array<[channel: string, index: number] | [string, number, string, 0 | 1]>,
+];
+
+/** The writes of a putWrites call's pack, in call order. */
+export function decodeWritesPack(bytes: Uint8Array): {
+  taskId: string;
+  taskPath: string;
+  writes: PendingWritePayload[];
+} {
+  const { header, payloads } = decodePack<WritesPackHeader>(bytes);
+  const [taskId, taskPath, entries] = header;
+  return {
+    taskId,
+    taskPath,
+    writes: entries.map(([channel, index, type, codec], position) => ({
+      channel,
+      index,
+      payload: { t: type ?? "json", z: codec ?? 0, v: payloads[position]! },
+    })),
+  };
 }
 
 export interface WriteRecordPlanInput {
@@ -205,11 +267,15 @@ export function planWriteRecord(input: WriteRecordPlanInput): {
   record: WriteRecord;
   chunks: ChunkItem[];
 } {
-  const header: WritesPackHeader = {
-    k: input.taskId,
-    p: input.taskPath,
-    w: input.writes.map((write) => [write.channel, write.index, write.payload.t, write.payload.z]),
-  };
+  const header: WritesPackHeader = [
+    input.taskId,
+    input.taskPath,
+    input.writes.map(({ channel, index, payload }) =>
+      payload.t === "json" && payload.z === 0
+        ? [channel, index]
+        : [channel, index, payload.t, payload.z],
+    ),
+  ];
   const pack = encodePack(
     header,
     input.writes.map((write) => write.payload.v),
