@@ -1,5 +1,5 @@
 import type { QueryCommandInput } from "@aws-sdk/lib-dynamodb";
-import type { Item, Key, TableClient } from "./client";
+import type { Item, ItemKey, TableClient } from "./client";
 import { CHECKPOINT_ITEM_ATTRIBUTES as C, TABLE_KEYS } from "./definition";
 import { sortKeyBetween, sortKeyBeginsWith, sortKeyFrom } from "./expressions";
 import {
@@ -134,7 +134,7 @@ export function chunkKeys(
   checkpointSk: string,
   sequence: string,
   count: number,
-): Key[] {
+): ItemKey[] {
   return Array.from({ length: count }, (_, index) => ({
     [TABLE_KEYS.partitionKey]: pk,
     [TABLE_KEYS.sortKey]: chunkSortKey(checkpointSk, sequence, index),
@@ -249,7 +249,7 @@ export class CheckpointItems {
   }
 
   /** Chunk bytes by sort key (missing chunks are left out). */
-  async readChunks(keys: Key[]): Promise<Map<string, Uint8Array>> {
+  async readChunks(keys: ItemKey[]): Promise<Map<string, Uint8Array>> {
     const chunks = new Map<string, Uint8Array>();
     if (keys.length === 0) return chunks;
     const items = await this.table.batchGet(keys, [TABLE_KEYS.sortKey, C.data]);

@@ -18,7 +18,7 @@ import { backoffDelay, MAX_ATTEMPTS, sleep, withThrottlingRetry } from "./retry"
 // Items are plain objects of the document client; each repository types the kinds it reads.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Item = Record<string, any>;
-export type Key = { [TABLE_KEYS.partitionKey]: string; [TABLE_KEYS.sortKey]: string };
+export type ItemKey = { [TABLE_KEYS.partitionKey]: string; [TABLE_KEYS.sortKey]: string };
 
 export const BATCH_WRITE_LIMIT = 25;
 export const BATCH_GET_LIMIT = 100;
@@ -30,7 +30,7 @@ export interface CapacityUsage {
   byOperation: Record<string, { requests: number; capacityUnits: number }>;
 }
 
-export type WriteRequest = { PutRequest: { Item: Item } } | { DeleteRequest: { Key: Key } };
+export type WriteRequest = { PutRequest: { Item: Item } } | { DeleteRequest: { Key: ItemKey } };
 
 /** What a conditional UpdateItem did: applied (with the attributes asked for), or refused (with the item as it was). */
 export type UpdateOutcome =
@@ -75,7 +75,7 @@ export function connectTable(
 /** One item, read consistently; `attributes` limits what is read. */
 export async function getItem(
   connection: TableConnection,
-  key: Key,
+  key: ItemKey,
   attributes?: readonly string[],
 ): Promise<Item | undefined> {
   const response = await send(connection, "GetItem", () =>
@@ -125,7 +125,7 @@ export async function* queryPages(
 /** One UpdateItem. With a condition, a refusal is an outcome carrying the item as it was, not an error. */
 export async function updateItem(
   connection: TableConnection,
-  key: Key,
+  key: ItemKey,
   parameters: UpdateParameters,
   options: UpdateOptions = {},
 ): Promise<UpdateOutcome> {
@@ -192,10 +192,10 @@ export async function batchWrite(
 /** Items by key, consistently, in batches of 100, until every key is answered (missing items are left out). */
 export async function batchGet(
   connection: TableConnection,
-  keys: Key[],
+  keys: ItemKey[],
   attributes?: readonly string[],
 ): Promise<Item[]> {
-  const batches: Key[][] = [];
+  const batches: ItemKey[][] = [];
   for (let i = 0; i < keys.length; i += BATCH_GET_LIMIT) {
     batches.push(keys.slice(i, i + BATCH_GET_LIMIT));
   }
@@ -273,7 +273,7 @@ export class TableClient implements TableConnection {
     return structuredClone(this.counters);
   }
 
-  get(key: Key, attributes?: readonly string[]): Promise<Item | undefined> {
+  get(key: ItemKey, attributes?: readonly string[]): Promise<Item | undefined> {
     return getItem(this, key, attributes);
   }
 
@@ -291,7 +291,11 @@ export class TableClient implements TableConnection {
     return items;
   }
 
-  update(key: Key, parameters: UpdateParameters, options?: UpdateOptions): Promise<UpdateOutcome> {
+  update(
+    key: ItemKey,
+    parameters: UpdateParameters,
+    options?: UpdateOptions,
+  ): Promise<UpdateOutcome> {
     return updateItem(this, key, parameters, options);
   }
 
@@ -299,7 +303,7 @@ export class TableClient implements TableConnection {
     return batchWrite(this, requests);
   }
 
-  batchGet(keys: Key[], attributes?: readonly string[]): Promise<Item[]> {
+  batchGet(keys: ItemKey[], attributes?: readonly string[]): Promise<Item[]> {
     return batchGet(this, keys, attributes);
   }
 }

@@ -22,7 +22,7 @@ import {
   type ThreadStatus,
   type ThreadStore,
 } from "../shared/threads";
-import type { Item, Key, TableClient } from "./client";
+import type { Item, ItemKey, TableClient } from "./client";
 import {
   TABLE_KEYS,
   THREAD_ATTRIBUTES as A,
@@ -447,7 +447,7 @@ export class ThreadRecords implements ThreadStore {
   }
 }
 
-function recordKey(pk: string): Key {
+function recordKey(pk: string): ItemKey {
   return { [TABLE_KEYS.partitionKey]: pk, [TABLE_KEYS.sortKey]: THREAD_RECORD_SK };
 }
 

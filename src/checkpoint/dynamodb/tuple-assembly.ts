@@ -20,7 +20,7 @@ import {
   type WriteRecord,
 } from "../../table/checkpoint-items";
 import type { CheckpointItems } from "../../table/checkpoint-items";
-import type { Key } from "../../table/client";
+import type { ItemKey } from "../../table/client";
 import { checkpointSortKey } from "../../table/keys";
 import { nextChannelVersion } from "../versions";
 import type { SaverCache } from "./cache";
@@ -225,7 +225,7 @@ class AssemblyReads {
     }
   }
 
-  async fetchChunks(keys: Key[]): Promise<void> {
+  async fetchChunks(keys: ItemKey[]): Promise<void> {
     const missing = keys.filter((key) => !this.chunks.has(key.sk));
     for (const [sk, bytes] of await this.checkpoints.readChunks(missing))
       this.chunks.set(sk, bytes);
@@ -325,8 +325,8 @@ class AssemblyReads {
 }
 
 /** Chunks a group needs of its own: its pack (when a part is not inline) and its writes' packs. */
-function ownChunkKeys(pk: string, group: CheckpointGroup): Key[] {
-  const keys: Key[] = [];
+function ownChunkKeys(pk: string, group: CheckpointGroup): ItemKey[] {
+  const keys: ItemKey[] = [];
   const item = group.item;
   if (item.sp && item.q && (!item.cp || !item.md || item.lc === undefined)) {
     keys.push(...chunkKeys(pk, item.sk, item.q, item.sp));

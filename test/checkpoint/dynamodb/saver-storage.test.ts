@@ -1,143 +1,24 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { DynamoDBClient, QueryCommand } from "@aws-sdk/client-dynamodb";
+import { QueryCommand } from "@aws-sdk/client-dynamodb";
 import { Annotation, Command, END, START, StateGraph } from "@langchain/langgraph";
-import { emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { DynamoDBSaver } from "../../../src/checkpoint/dynamodb/saver";
 import { threadPartitionKey } from "../../../src/table/keys";
 import { TableClient } from "../../../src/table/client";
-import { ExpiryPolicy } from "../../../src/table/expiry";
 import { removeThreadLeftovers } from "../../../src/table/thread-removal";
-import { THREADS_BY_STATUS_INDEX } from "../../../src/table/definition";
 import { CheckpointTooLargeError, InvalidIdentifierError } from "../../../src/shared/errors";
 import { buildBookingGraph } from "../../../src/examples/booking";
-import { createLocalClient, createTestTable, localEndpoint } from "../../support/dynamodb";
-import { LOCAL_CLIENT_CONFIG } from "../../support/dynamodb-local";
+import {
+  checkpointWith,
+  instrumentedClient,
+  metadata,
+  pastExpiry,
+  putValues,
+  useSaverTable,
+} from "./saver-fixtures";
 
-// DynamoDBSaver against DynamoDB Local (integration). Faults DynamoDB Local cannot produce on demand
-// (throttling, a process dying mid-put) are injected with AWS SDK middleware and named as such.
-
-let client: DynamoDBClient;
-let tableName: string;
-
-beforeAll(async () => {
-  client = createLocalClient();
-  tableName = await createTestTable(client, "saver");
-});
-afterAll(() => client.destroy());
-
-function newSaver(
-  tenantId = `tenant-${randomUUID()}`,
-  options: Partial<ConstructorParameters<typeof DynamoDBSaver>[0]> = {},
-) {
-  return new DynamoDBSaver({ tableName, client, tenantId, ...options });
-}
-
-/** A client whose requests are counted (and optionally tampered with by `intercept`). */
-function instrumentedClient(
-  intercept?: (command: string, input: Record<string, unknown>) => unknown,
-): { client: DynamoDBClient; requests: string[] } {
-  const requests: string[] = [];
-  const instrumented = new DynamoDBClient({ ...LOCAL_CLIENT_CONFIG, endpoint: localEndpoint() });
-  instrumented.middlewareStack.add(
-    (next, context) => async (args) => {
-      const command = String(context.commandName);
-      requests.push(command);
-      const replaced = intercept?.(command, args.input as Record<string, unknown>);
-      if (replaced !== undefined) return replaced as Awaited<ReturnType<typeof next>>;
-      return next(args);
-    },
-    { step: "initialize", name: "testInterceptor" },
-  );
-  return { client: instrumented, requests };
-}
-
-function checkpointWith(
-  values: Record<string, unknown>,
-  versions: Record<string, number>,
-): Checkpoint {
-  return {
-    ...emptyCheckpoint(),
-    id: uuid6(-3),
-    channel_values: values,
-    channel_versions: versions,
-  };
-}
-
-const metadata = { source: "loop" as const, step: 0, parents: {} };
-
-/** A moment just past the expiry of a thread last written at `writtenAt` (its TTL plus renewal headroom). */
-function pastExpiry(ttlSeconds: number, writtenAt: number): number {
-  return new ExpiryPolicy(ttlSeconds).renewedExpiry(writtenAt) * 1000 + 1000;
-}
-
-async function putValues(
-  saver: DynamoDBSaver,
-  threadId: string,
-  values: Record<string, unknown>,
-  parentId?: string,
-) {
-  const versions = Object.fromEntries(
-    Object.keys(values).map((key) => [key, saver.getNextVersion(undefined)]),
-  );
-  const checkpoint = checkpointWith(values, versions);
-  return saver.put(
-    { configurable: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: parentId } },
-    checkpoint,
-    metadata,
-    versions,
-  );
-}
-
-describe("DynamoDBSaver tenancy (integration)", () => {
-  it("keeps tenants apart: B cannot read, list, resume or delete A's thread with the same thread id", async () => {
-    const threadId = "shared-thread";
-    const tenantA = newSaver();
-    const tenantB = newSaver();
-    await putValues(tenantA, threadId, { secret: "of A" });
-
-    expect(await tenantB.getTuple({ configurable: { thread_id: threadId } })).toBeUndefined();
-    const listed = [];
-    for await (const tuple of tenantB.list({ configurable: { thread_id: threadId } }))
-      listed.push(tuple);
-    for await (const tuple of tenantB.list({})) listed.push(tuple);
-    expect(listed).toHaveLength(0);
-
-    const graphB = buildBookingGraph({ checkpointer: tenantB });
-    const resumed = await graphB.getState({ configurable: { thread_id: threadId } });
-    expect(resumed.values).toEqual({});
-
-    await tenantB.deleteThread(threadId);
-    const stillThere = await tenantA.getTuple({ configurable: { thread_id: threadId } });
-    expect(stillThere?.checkpoint.channel_values).toEqual({ secret: "of A" });
-  });
-
-  it.each([
-    ["a tenant id with #", () => newSaver("acme#evil")],
-    ["an empty tenant id", () => newSaver("")],
-  ])("rejects %s at construction", (_name, build) => {
-    expect(build).toThrow(InvalidIdentifierError);
-  });
-
-  it("escapes # in thread ids so no two (tenant, thread) pairs share a partition key", () => {
-    expect(threadPartitionKey("a", "b#c")).not.toBe(threadPartitionKey("a", "b%23c"));
-    expect(threadPartitionKey("a", "b#c")).not.toBe(threadPartitionKey("a", "b") + "#c");
-  });
-
-  it.each([
-    ["an empty thread id", ""],
-    ["a thread id with a control character", "bad\u0000id"],
-    ["a thread id over 256 characters", "x".repeat(257)],
-  ])("rejects %s before any request", async (_name, threadId) => {
-    const { client: counted, requests } = instrumentedClient();
-    const saver = new DynamoDBSaver({ tableName, client: counted, tenantId: "t1" });
-    await expect(saver.getTuple({ configurable: { thread_id: threadId } })).rejects.toThrow(
-      InvalidIdentifierError,
-    );
-    await expect(putValues(saver, threadId, { a: 1 })).rejects.toThrow(InvalidIdentifierError);
-    expect(requests).toEqual([]);
-    counted.destroy();
-  });
-});
+// How DynamoDBSaver stores and reads checkpoints (chunking, faults, paging, listing), on DynamoDB Local.
+const table = useSaverTable("saver-storage");
+const { newSaver } = table;
 
 describe("DynamoDBSaver storage (integration)", () => {
   it("gives three branches forked from one checkpoint their own values", async () => {
@@ -190,7 +71,7 @@ describe("DynamoDBSaver storage (integration)", () => {
   it("rejects an over-cap checkpoint before writing anything and leaves the thread as it was", async () => {
     const { client: counted, requests } = instrumentedClient();
     const saver = new DynamoDBSaver({
-      tableName,
+      tableName: table.tableName,
       client: counted,
       tenantId: `t-${randomUUID()}`,
       maxCheckpointBytes: 64 * 1024,
@@ -241,7 +122,7 @@ describe("DynamoDBSaver storage (integration)", () => {
         name: "ProcessDied",
       });
     });
-    const doomed = new DynamoDBSaver({ tableName, client: dying, tenantId });
+    const doomed = new DynamoDBSaver({ tableName: table.tableName, client: dying, tenantId });
     await expect(
       putValues(
         doomed,
@@ -283,7 +164,11 @@ describe("DynamoDBSaver storage (integration)", () => {
       }
       return undefined;
     });
-    const saver = new DynamoDBSaver({ tableName, client: flaky, tenantId: `t-${randomUUID()}` });
+    const saver = new DynamoDBSaver({
+      tableName: table.tableName,
+      client: flaky,
+      tenantId: `t-${randomUUID()}`,
+    });
     const graph = buildBookingGraph({ checkpointer: saver });
     const config = { configurable: { thread_id: randomUUID() } };
     await graph.invoke({ request: "x" }, config);
@@ -327,7 +212,7 @@ describe("DynamoDBSaver storage (integration)", () => {
       }
       return undefined;
     });
-    const reader = new DynamoDBSaver({ tableName, client: flaky, tenantId });
+    const reader = new DynamoDBSaver({ tableName: table.tableName, client: flaky, tenantId });
     const read = await reader.getTuple(childConfig);
     expect(read?.checkpoint.channel_values).toEqual({ large: large, other: 1 });
     expect(requests.filter((command) => command === "BatchGetItemCommand").length).toBe(3);
@@ -352,9 +237,9 @@ describe("DynamoDBSaver storage (integration)", () => {
       parent = config.configurable!.checkpoint_id as string;
     }
     await saver.deleteThread(threadId);
-    const remaining = await client.send(
+    const remaining = await table.client.send(
       new QueryCommand({
-        TableName: tableName,
+        TableName: table.tableName,
         KeyConditionExpression: "pk = :pk",
         ExpressionAttributeValues: { ":pk": { S: threadPartitionKey(saver.tenantId, threadId) } },
         ConsistentRead: true,
@@ -388,7 +273,11 @@ describe("DynamoDBSaver storage (integration)", () => {
     }
     const all = [];
     const { client: counted, requests } = instrumentedClient();
-    const reader = new DynamoDBSaver({ tableName, client: counted, tenantId: saver.tenantId });
+    const reader = new DynamoDBSaver({
+      tableName: table.tableName,
+      client: counted,
+      tenantId: saver.tenantId,
+    });
     for await (const tuple of reader.list({ configurable: { thread_id: threadId } }))
       all.push(tuple);
     counted.destroy();
@@ -411,7 +300,7 @@ describe("DynamoDBSaver storage (integration)", () => {
 
     const { client: tenantCounted, requests: tenantRequests } = instrumentedClient();
     const tenantWide = new DynamoDBSaver({
-      tableName,
+      tableName: table.tableName,
       client: tenantCounted,
       tenantId: saver.tenantId,
     });
@@ -420,118 +309,6 @@ describe("DynamoDBSaver storage (integration)", () => {
     tenantCounted.destroy();
     expect(listedWithoutThread).toBe(5);
     expect(tenantRequests).not.toContain("ScanCommand");
-  });
-});
-
-describe("DynamoDBSaver expiry (integration)", () => {
-  it("reads an expired thread as absent at once and never revives its items", async () => {
-    let now = Date.UTC(2026, 0, 1);
-    const tenantId = `t-${randomUUID()}`;
-    const saver = newSaver(tenantId, { ttlSeconds: 3600, now: () => now });
-    const threadId = randomUUID();
-    await putValues(saver, threadId, { old: "state" });
-    now = pastExpiry(3600, now);
-    const later = newSaver(tenantId, { ttlSeconds: 3600, now: () => now });
-    expect(await later.getTuple({ configurable: { thread_id: threadId } })).toBeUndefined();
-    const listed = [];
-    for await (const tuple of later.list({ configurable: { thread_id: threadId } }))
-      listed.push(tuple);
-    expect(listed).toEqual([]);
-
-    await putValues(later, threadId, { fresh: "start" });
-    const history = [];
-    for await (const tuple of later.list({ configurable: { thread_id: threadId } }))
-      history.push(tuple);
-    expect(history.map((tuple) => tuple.checkpoint.channel_values)).toEqual([{ fresh: "start" }]);
-  });
-
-  it("removes an expired thread's items with the cleaner and keeps a live one", async () => {
-    let now = Date.UTC(2026, 0, 1);
-    const tenantId = `t-${randomUUID()}`;
-    const saver = newSaver(tenantId, { ttlSeconds: 60, now: () => now });
-    const expired = randomUUID();
-    const live = randomUUID();
-    await putValues(saver, expired, { a: 1 });
-    now = pastExpiry(60, now);
-    await putValues(newSaver(tenantId, { ttlSeconds: 60, now: () => now }), live, { b: 2 });
-    expect(
-      await removeThreadLeftovers(
-        new TableClient(client, tableName),
-        threadPartitionKey(tenantId, expired),
-        () => now,
-      ),
-    ).toBe(1); // its checkpoint; the record is DynamoDB TTL's to remove
-    expect(
-      await removeThreadLeftovers(
-        new TableClient(client, tableName),
-        threadPartitionKey(tenantId, live),
-        () => now,
-      ),
-    ).toBe(0);
-    const reader = newSaver(tenantId, { ttlSeconds: 60, now: () => now });
-    expect(
-      (await reader.getTuple({ configurable: { thread_id: live } }))!.checkpoint.channel_values,
-    ).toEqual({ b: 2 });
-  });
-});
-
-describe("DynamoDBSaver with a real graph (integration)", () => {
-  it("pauses with one saver instance and resumes with a new one, as a second Lambda container would", async () => {
-    const tenantId = `t-${randomUUID()}`;
-    const config = { configurable: { thread_id: randomUUID() } };
-    const booked: unknown[] = [];
-    const first = buildBookingGraph({
-      checkpointer: newSaver(tenantId),
-      onBooked: (state) => void booked.push(state.slot),
-    });
-    const paused = await first.invoke({ request: "move my booking" }, config);
-    expect(
-      (paused as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__?.[0]?.value,
-    ).toEqual({
-      question: "Override the customer's slot to this time?",
-      slot: "2026-09-10T14:00",
-    });
-
-    const secondSaver = newSaver(tenantId);
-    const second = buildBookingGraph({
-      checkpointer: secondSaver,
-      onBooked: (state) => void booked.push(state.slot),
-    });
-    const state = await second.getState(config);
-    expect(state.next).toEqual(["human_approval"]);
-    const done = await second.invoke(new Command({ resume: { approve: true } }), config);
-    expect(done).toEqual({
-      request: "move my booking",
-      slot: "2026-09-10T14:00",
-      approved: true,
-      booked: true,
-    });
-    expect(booked).toEqual(["2026-09-10T14:00"]);
-  });
-
-  it("records the status and next node on the thread record, and the inbox index finds paused threads", async () => {
-    const saver = newSaver();
-    const threadId = randomUUID();
-    await putValues(saver, threadId, { a: 1 });
-    await saver.markStatus(
-      { configurable: { thread_id: threadId } },
-      "PAUSED_FOR_HUMAN",
-      "human_approval",
-    );
-    const inbox = await client.send(
-      new QueryCommand({
-        TableName: tableName,
-        IndexName: THREADS_BY_STATUS_INDEX.name,
-        KeyConditionExpression: "tenant_status = :key",
-        ExpressionAttributeValues: { ":key": { S: `${saver.tenantId}#PAUSED_FOR_HUMAN` } },
-      }),
-    );
-    expect(inbox.Items?.map((item) => [item.thread_id?.S, item.next_node?.S])).toEqual([
-      [threadId, "human_approval"],
-    ]);
-    await expect(
-      saver.markStatus({ configurable: { thread_id: threadId } }, "SLEEPING" as never),
-    ).rejects.toThrow(InvalidIdentifierError);
   });
 });
 
@@ -648,7 +425,7 @@ describe("DynamoDBSaver edge cases (integration)", () => {
     // The thread starts again (a new generation) after the record expired, before the cleaner runs.
     await putValues(newSaver(tenantId, { ttlSeconds: 60, now: () => now }), threadId, { fresh: 1 });
     await removeThreadLeftovers(
-      new TableClient(client, tableName),
+      new TableClient(table.client, table.tableName),
       threadPartitionKey(tenantId, threadId),
       () => now,
     );

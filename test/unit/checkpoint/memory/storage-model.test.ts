@@ -4,8 +4,8 @@ import {
   BoundedInMemorySaver,
   DEFAULT_IN_MEMORY_CHECKPOINT_CONFIG,
   InMemorySaver,
-} from "../../../src/checkpoint/memory";
-import { InvalidConfigurationError } from "../../../src/shared/errors";
+} from "../../../../src/checkpoint/memory";
+import { InvalidConfigurationError } from "../../../../src/shared/errors";
 import { METADATA, checkpointWith, putValues, text, threadConfig } from "./fixtures";
 
 describe("BoundedInMemorySaver storage model", () => {

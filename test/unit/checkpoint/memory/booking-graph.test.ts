@@ -1,6 +1,6 @@
 import { Command } from "@langchain/langgraph";
-import { BoundedInMemorySaver } from "../../../src/checkpoint/memory";
-import { buildBookingGraph, type BookingStateValues } from "../../../src/examples/booking";
+import { BoundedInMemorySaver } from "../../../../src/checkpoint/memory";
+import { buildBookingGraph, type BookingStateValues } from "../../../../src/examples/booking";
 
 describe("the booking graph on BoundedInMemorySaver", () => {
   it("pauses at the approval gate and resumes to book exactly once", async () => {

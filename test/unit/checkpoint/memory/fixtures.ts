@@ -6,7 +6,7 @@ import {
   type CheckpointMetadata,
   type CheckpointTuple,
 } from "@langchain/langgraph-checkpoint";
-import type { BoundedInMemorySaver } from "../../../src/checkpoint/memory";
+import type { BoundedInMemorySaver } from "../../../../src/checkpoint/memory";
 
 export const METADATA: CheckpointMetadata = { source: "loop", step: 0, parents: {} };
 

@@ -5,8 +5,8 @@ import {
   uuid6,
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
-import { BoundedInMemorySaver } from "../../../src/checkpoint/memory";
-import { CheckpointCapacityError } from "../../../src/shared/errors";
+import { BoundedInMemorySaver } from "../../../../src/checkpoint/memory";
+import { CheckpointCapacityError } from "../../../../src/shared/errors";
 import { METADATA, checkpointWith, observe, putValues, text, threadConfig } from "./fixtures";
 
 /**

@@ -1,6 +1,6 @@
 import { uuid6 } from "@langchain/langgraph-checkpoint";
-import { BoundedInMemorySaver } from "../../../src/checkpoint/memory";
-import { CheckpointCapacityError, InvalidIdentifierError } from "../../../src/shared/errors";
+import { BoundedInMemorySaver } from "../../../../src/checkpoint/memory";
+import { CheckpointCapacityError, InvalidIdentifierError } from "../../../../src/shared/errors";
 import {
   METADATA,
   checkpointWith,

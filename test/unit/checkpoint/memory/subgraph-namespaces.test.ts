@@ -1,6 +1,6 @@
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
-import { BoundedInMemorySaver } from "../../../src/checkpoint/memory";
-import { CheckpointCapacityError } from "../../../src/shared/errors";
+import { BoundedInMemorySaver } from "../../../../src/checkpoint/memory";
+import { CheckpointCapacityError } from "../../../../src/shared/errors";
 
 // LangGraph names a subgraph's namespace `node:<taskId>`: every run of a subgraph node opens a new namespace in the
 // thread, so the namespace limit also bounds how often a thread can run subgraphs.

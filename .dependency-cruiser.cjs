@@ -1,0 +1,81 @@
+/**
+ * Layers import one way: shared -> table -> checkpoint -> runtime -> (dev server, image, Terraform module,
+ * scripts, bench), with the example graphs beside the runtime. Each rule names what may not be imported;
+ * `npm run lint` and test/lint/layers.test.ts run them.
+ */
+const LOWER_LAYERS_OF = {
+  shared: [],
+  table: ["shared"],
+  checkpoint: ["shared", "table"],
+  runtime: ["shared", "table", "checkpoint"],
+};
+
+/** What sits above the library: applications of it, never imported by it. */
+const ABOVE_THE_LIBRARY = "^(src/dev|src/examples|image|modules|scripts|bench|test)/";
+
+module.exports = {
+  forbidden: [
+    ...Object.entries(LOWER_LAYERS_OF).map(([layer, lower]) => ({
+      name: `${layer}-imports-only-${lower.length ? lower.join("-") : "itself"}`,
+      comment: `src/${layer} may import ${[...lower, layer].map((l) => `src/${l}`).join(", ")} and packages, nothing above.`,
+      severity: "error",
+      from: { path: `^src/${layer}/` },
+      to: { path: "^src/", pathNot: `^src/(${[...lower, layer].join("|")})/` },
+    })),
+    {
+      name: "library-imports-no-application",
+      comment:
+        "The library (src/shared, table, checkpoint, runtime) never imports what is built on it.",
+      severity: "error",
+      from: { path: "^src/(shared|table|checkpoint|runtime)/" },
+      to: { path: ABOVE_THE_LIBRARY },
+    },
+    {
+      name: "runtime-uses-saver-entry-points",
+      comment:
+        "The runtime reaches a saver only through its package entry (index.ts), never its internals.",
+      severity: "error",
+      from: { path: "^src/runtime/" },
+      to: {
+        path: "^src/checkpoint/(dynamodb|memory)/",
+        pathNot: "^src/checkpoint/(dynamodb|memory)/index\\.ts$",
+      },
+    },
+    {
+      name: "savers-are-independent",
+      comment: "The DynamoDB and the in-memory saver share nothing but what lies below them.",
+      severity: "error",
+      from: { path: "^src/checkpoint/(dynamodb|memory)/" },
+      to: { path: "^src/checkpoint/(dynamodb|memory)/", pathNot: "^src/checkpoint/$1/" },
+    },
+    {
+      name: "applications-are-independent",
+      comment: "The image, the Terraform module and the dev server do not import one another.",
+      severity: "error",
+      from: { path: "^(image|modules|src/dev)/" },
+      to: { path: "^(image|modules|src/dev)/", pathNot: "^$1/" },
+    },
+    {
+      name: "examples-are-plain-graphs",
+      comment:
+        "The example graphs use LangGraph and the savers' types only, so any application can run them.",
+      severity: "error",
+      from: { path: "^src/examples/" },
+      to: { path: "^(src/(runtime|dev)|image|modules|scripts|bench|test)/" },
+    },
+    {
+      name: "no-circular",
+      comment: "Import cycles hide which module owns a concept.",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "(^|/)(node_modules|dist|cdktf\\.out|\\.terraform)/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    moduleSystems: ["cjs", "es6"],
+  },
+};
