@@ -103,7 +103,7 @@ function valueSize(value: AttributeValue): number {
 
 // ---------------------------------------------------------------- workloads
 
-/** The chat workload of the issue: 30 turns, a pause every 5 turns, a growing message list. */
+/** The chat workload: 30 turns, a pause every 5 turns, a growing message list. */
 const ChatState = Annotation.Root({
   messages: Annotation<Array<{ role: string; n: number; content: string }>>({
     reducer: (left, right) => left.concat(right),

@@ -2,7 +2,7 @@ import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgr
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 
 /**
- * The course's booking agent: propose a slot, pause for a human to approve the override, then finalize.
+ * The booking agent: propose a slot, pause for a human to approve the override, then finalize.
  * It is the example assistant `booking` of the handler, the dev server, the tests and the benchmarks.
  */
 export const BookingState = Annotation.Root({

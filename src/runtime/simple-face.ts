@@ -11,7 +11,7 @@ import { deadlineMessage, runAndRecord } from "./run-request";
 import type { PendingInterrupt } from "../shared/threads";
 
 /**
- * The simple face (the course's contract): `POST /invoke` starts or resumes a thread,
+ * The simple face: `POST /invoke` starts or resumes a thread,
  * `GET /threads/{thread_id}/status` reads its status from the thread record.
  */
 export const invoke: RouteHandler = async (context) => {

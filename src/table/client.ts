@@ -160,21 +160,9 @@ export async function batchWrite(
   connection: TableConnection,
   requests: WriteRequest[],
 ): Promise<void> {
-  const batches: WriteRequest[][] = [];
-  for (let i = 0; i < requests.length; i += BATCH_WRITE_LIMIT) {
-    batches.push(requests.slice(i, i + BATCH_WRITE_LIMIT));
-  }
   await Promise.all(
-    batches.map(async (batch) => {
-      let pending = batch;
-      for (let attempt = 0; pending.length > 0; attempt += 1) {
-        if (attempt >= MAX_ATTEMPTS) {
-          throw new TableRequestError(
-            "BatchWriteItem",
-            `${pending.length} items left unprocessed after ${MAX_ATTEMPTS} attempts`,
-          );
-        }
-        if (attempt > 0) await sleep(backoffDelay(attempt));
+    inBatches(requests, BATCH_WRITE_LIMIT).map((batch) =>
+      untilProcessed("BatchWriteItem", "items", batch, async (pending) => {
         const response = await send(connection, "BatchWriteItem", () =>
           connection.documents.send(
             new BatchWriteCommand({
@@ -183,9 +171,9 @@ export async function batchWrite(
             }),
           ),
         );
-        pending = (response.UnprocessedItems?.[connection.tableName] ?? []) as WriteRequest[];
-      }
-    }),
+        return (response.UnprocessedItems?.[connection.tableName] ?? []) as WriteRequest[];
+      }),
+    ),
   );
 }
 
@@ -195,22 +183,10 @@ export async function batchGet(
   keys: ItemKey[],
   attributes?: readonly string[],
 ): Promise<Item[]> {
-  const batches: ItemKey[][] = [];
-  for (let i = 0; i < keys.length; i += BATCH_GET_LIMIT) {
-    batches.push(keys.slice(i, i + BATCH_GET_LIMIT));
-  }
-  const results = await Promise.all(
-    batches.map(async (batch) => {
-      const items: Item[] = [];
-      let pending: Item[] = batch;
-      for (let attempt = 0; pending.length > 0; attempt += 1) {
-        if (attempt >= MAX_ATTEMPTS) {
-          throw new TableRequestError(
-            "BatchGetItem",
-            `${pending.length} keys left unprocessed after ${MAX_ATTEMPTS} attempts`,
-          );
-        }
-        if (attempt > 0) await sleep(backoffDelay(attempt));
+  const items: Item[] = [];
+  await Promise.all(
+    inBatches(keys, BATCH_GET_LIMIT).map((batch) =>
+      untilProcessed("BatchGetItem", "keys", batch, async (pending) => {
         const response = await send(connection, "BatchGetItem", () =>
           connection.documents.send(
             new BatchGetCommand({
@@ -226,12 +202,37 @@ export async function batchGet(
           ),
         );
         items.push(...((response.Responses?.[connection.tableName] ?? []) as Item[]));
-        pending = response.UnprocessedKeys?.[connection.tableName]?.Keys ?? [];
-      }
-      return items;
-    }),
+        return (response.UnprocessedKeys?.[connection.tableName]?.Keys ?? []) as ItemKey[];
+      }),
+    ),
   );
-  return results.flat();
+  return items;
+}
+
+function inBatches<T>(entries: T[], size: number): T[][] {
+  const batches: T[][] = [];
+  for (let i = 0; i < entries.length; i += size) batches.push(entries.slice(i, i + size));
+  return batches;
+}
+
+/** Sends `batch`, then what each answer left unprocessed, with backoff, until nothing is left. */
+async function untilProcessed<T>(
+  operation: string,
+  what: string,
+  batch: T[],
+  sendBatch: (pending: T[]) => Promise<T[]>,
+): Promise<void> {
+  let pending = batch;
+  for (let attempt = 0; pending.length > 0; attempt += 1) {
+    if (attempt >= MAX_ATTEMPTS) {
+      throw new TableRequestError(
+        operation,
+        `${pending.length} ${what} left unprocessed after ${MAX_ATTEMPTS} attempts`,
+      );
+    }
+    if (attempt > 0) await sleep(backoffDelay(attempt));
+    pending = await sendBatch(pending);
+  }
 }
 
 /** Sends with throttling retries and counts each attempt and the capacity the answer reports. */

@@ -23,7 +23,7 @@ const invoke = (payload: unknown) => ({
   body: JSON.stringify(payload),
 });
 
-// Every rule of the section 4; each request must be answered before anything is written.
+// Every input rule of the runtime; each request must be answered before anything is written.
 const CASES: Case[] = [
   {
     name: "malformed JSON (simple)",

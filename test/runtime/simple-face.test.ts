@@ -9,7 +9,7 @@ import {
   type TestServer,
 } from "./support";
 
-/** The course's contract, `POST /invoke`, through the dev server. */
+/** The simple face, `POST /invoke`, through the dev server. */
 describe.each<Backend>(["memory", "dynamodb"])("simple face (%s checkpointer)", (backend) => {
   let server: TestServer;
   let token: string;

@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
   emptyCheckpoint,
   uuid6,
@@ -8,20 +7,13 @@ import {
   type CheckpointTuple,
 } from "@langchain/langgraph-checkpoint";
 import { DynamoDBSaver, MemoryTableError } from "../../../src";
-import { createLocalClient, createTestTable } from "../../support/dynamodb";
+import { useSaverTable } from "./saver-fixtures";
 
 // Promises: a thread never expires earlier than ttlSeconds after its last write (and an expired thread reads as
 // absent), and a write landing just after a thread expired never refers to values of the expired generation.
 // Time moves through the saver's `now` option; expiry is observed only through reads.
 
-let client: DynamoDBClient;
-let tableName: string;
-
-beforeAll(async () => {
-  client = createLocalClient();
-  tableName = await createTestTable(client, "expiry");
-});
-afterAll(() => client.destroy());
+const table = useSaverTable("expiry");
 
 const TTL_SECONDS = 7_200;
 const MINUTE = 60_000;
@@ -37,7 +29,13 @@ function testClock() {
 }
 
 function newSaver(tenantId: string, now: () => number): DynamoDBSaver {
-  return new DynamoDBSaver({ tableName, client, tenantId, ttlSeconds: TTL_SECONDS, now });
+  return new DynamoDBSaver({
+    tableName: table.tableName,
+    client: table.client,
+    tenantId,
+    ttlSeconds: TTL_SECONDS,
+    now,
+  });
 }
 
 const metadata: CheckpointMetadata = { source: "loop", step: 0, parents: {} };

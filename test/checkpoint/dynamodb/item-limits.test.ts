@@ -1,5 +1,4 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
   emptyCheckpoint,
   uuid6,
@@ -9,25 +8,16 @@ import {
   type PendingWrite,
 } from "@langchain/langgraph-checkpoint";
 import { DynamoDBSaver } from "../../../src";
-import { createLocalClient, createTestTable } from "../../support/dynamodb";
+import { useSaverTable } from "./saver-fixtures";
 
 // Promise: any input within the documented limits (identifiers of at most 256 characters, a checkpoint with its
 // new channel values of at most maxCheckpointBytes) is stored, however its values are sized and however many
 // there are. DynamoDB's 400 KB item limit is the saver's to respect: a raw ValidationException never reaches
 // the caller. DynamoDB Local enforces that limit as DynamoDB does.
 
-let client: DynamoDBClient;
-let tableName: string;
+const table = useSaverTable("item-limits");
 
-beforeAll(async () => {
-  client = createLocalClient();
-  tableName = await createTestTable(client, "item-limits");
-});
-afterAll(() => client.destroy());
-
-function newSaver(tenantId = `tenant-${randomUUID()}`): DynamoDBSaver {
-  return new DynamoDBSaver({ tableName, client, tenantId });
-}
+const { newSaver } = table;
 
 /**
  * A random base64 string of `length` characters. The saver brotli-compresses values; random base64 shrinks to

@@ -9,36 +9,14 @@ import {
   type PendingWrite,
 } from "@langchain/langgraph-checkpoint";
 import { DynamoDBSaver, InvalidIdentifierError } from "../../../src";
-import { createLocalClient, createTestTable, localEndpoint } from "../../support/dynamodb";
-import { LOCAL_CLIENT_CONFIG } from "../../support/dynamodb-local";
+import { instrumentedClient, useSaverTable } from "./saver-fixtures";
 
 // Promise: identifiers within the documented limits (at most 256 characters, no control characters, no `#` in a
 // tenant id, well-formed Unicode) either fit DynamoDB's key limits (2,048 bytes of partition key, 1,024 bytes of
 // sort key, counted in UTF-8 after any escaping) or are refused with InvalidIdentifierError before any request.
 // DynamoDB's own ValidationException never reaches the caller. DynamoDB Local enforces the key limits.
 
-let client: DynamoDBClient;
-let tableName: string;
-
-beforeAll(async () => {
-  client = createLocalClient();
-  tableName = await createTestTable(client, "key-limits");
-});
-afterAll(() => client.destroy());
-
-/** A client whose requests are counted: a refusal must come before the first one. */
-function countingClient(): { client: DynamoDBClient; requests: string[] } {
-  const requests: string[] = [];
-  const counted = new DynamoDBClient({ ...LOCAL_CLIENT_CONFIG, endpoint: localEndpoint() });
-  counted.middlewareStack.add(
-    (next, context) => async (args) => {
-      requests.push(String(context.commandName));
-      return next(args);
-    },
-    { step: "initialize", name: "requestCounter" },
-  );
-  return { client: counted, requests };
-}
+const table = useSaverTable("key-limits");
 
 /**
  * A string of exactly `length` UTF-16 code units made of whole `pieces` taken in turn (never half a surrogate
@@ -117,12 +95,12 @@ async function collect(iterable: AsyncIterable<CheckpointTuple>): Promise<Checkp
  * with InvalidIdentifierError before any request.
  */
 async function exercise(identifiers: IdentifierCase): Promise<"stored" | "refused"> {
-  const { client: counted, requests } = countingClient();
+  const { client: counted, requests } = instrumentedClient();
   try {
     const tenantId = identifiers.tenantId ?? `tenant-${randomUUID()}`;
     const built = await storedOrRefused(
       requests,
-      () => new DynamoDBSaver({ tableName, client: counted, tenantId }),
+      () => new DynamoDBSaver({ tableName: table.tableName, client: counted, tenantId }),
     );
     if (!built.stored) return "refused";
     const writer = built.value;
@@ -183,7 +161,11 @@ async function exercise(identifiers: IdentifierCase): Promise<"stored" | "refuse
       : { stored: false as const };
 
     // Read back with an instance that caches nothing of the writer's.
-    const reader = new DynamoDBSaver({ tableName, client, tenantId });
+    const reader = new DynamoDBSaver({
+      tableName: table.tableName,
+      client: table.client,
+      tenantId,
+    });
     const stored = childPut.stored ? [child, parent] : [parent];
     const readParent = await reader.getTuple({
       configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: parent.id },
@@ -325,7 +307,11 @@ describe("DynamoDBSaver refuses identifiers that are not well-formed Unicode bef
   ];
 
   function saverWith(counted: DynamoDBClient): DynamoDBSaver {
-    return new DynamoDBSaver({ tableName, client: counted, tenantId: `tenant-${randomUUID()}` });
+    return new DynamoDBSaver({
+      tableName: table.tableName,
+      client: counted,
+      tenantId: `tenant-${randomUUID()}`,
+    });
   }
 
   function checkpointWithId(saver: DynamoDBSaver, id = uuid6(-3)): Checkpoint {
@@ -344,11 +330,11 @@ describe("DynamoDBSaver refuses identifiers that are not well-formed Unicode bef
   }
 
   it.each(malformed)("refuses a tenant id with %s at construction", (_name, tenantId) => {
-    const { client: counted, requests } = countingClient();
+    const { client: counted, requests } = instrumentedClient();
     try {
-      expect(() => new DynamoDBSaver({ tableName, client: counted, tenantId })).toThrow(
-        InvalidIdentifierError,
-      );
+      expect(
+        () => new DynamoDBSaver({ tableName: table.tableName, client: counted, tenantId }),
+      ).toThrow(InvalidIdentifierError);
       expect(requests).toEqual([]);
     } finally {
       counted.destroy();
@@ -356,7 +342,7 @@ describe("DynamoDBSaver refuses identifiers that are not well-formed Unicode bef
   });
 
   it.each(malformed)("refuses a thread id with %s in every call", async (_name, threadId) => {
-    const { client: counted, requests } = countingClient();
+    const { client: counted, requests } = instrumentedClient();
     try {
       const saver = saverWith(counted);
       const checkpoint = checkpointWithId(saver);
@@ -377,7 +363,7 @@ describe("DynamoDBSaver refuses identifiers that are not well-formed Unicode bef
   it.each(malformed)(
     "refuses a checkpoint id with %s in every call",
     async (_name, checkpointId) => {
-      const { client: counted, requests } = countingClient();
+      const { client: counted, requests } = instrumentedClient();
       try {
         const saver = saverWith(counted);
         const base = { thread_id: randomUUID(), checkpoint_ns: "" };
@@ -406,7 +392,7 @@ describe("DynamoDBSaver refuses identifiers that are not well-formed Unicode bef
   );
 
   it.each(malformed)("refuses a task id with %s", async (_name, taskId) => {
-    const { client: counted, requests } = countingClient();
+    const { client: counted, requests } = instrumentedClient();
     try {
       const saver = saverWith(counted);
       const config = {
@@ -419,7 +405,7 @@ describe("DynamoDBSaver refuses identifiers that are not well-formed Unicode bef
   });
 
   it.each(malformed)("refuses a namespace part with %s in every call", async (_name, part) => {
-    const { client: counted, requests } = countingClient();
+    const { client: counted, requests } = instrumentedClient();
     try {
       const saver = saverWith(counted);
       const checkpoint = checkpointWithId(saver);

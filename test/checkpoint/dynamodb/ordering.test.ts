@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
   emptyCheckpoint,
   type Checkpoint,
@@ -7,7 +6,7 @@ import {
   type CheckpointTuple,
 } from "@langchain/langgraph-checkpoint";
 import { DynamoDBSaver } from "../../../src";
-import { createLocalClient, createTestTable } from "../../support/dynamodb";
+import { useSaverTable } from "./saver-fixtures";
 
 // Promise: escaping identifiers into keys keeps their order. Whatever the checkpoint ids (any valid identifier,
 // not only uuid6), the latest checkpoint of getTuple is the first one list yields, list yields each checkpoint
@@ -15,18 +14,9 @@ import { createLocalClient, createTestTable } from "../../support/dynamodb";
 // around the characters the saver escapes or uses as separators (`#`, `%`), and past the BMP, where UTF-16 and
 // UTF-8 order differ.
 
-let client: DynamoDBClient;
-let tableName: string;
+const table = useSaverTable("ordering");
 
-beforeAll(async () => {
-  client = createLocalClient();
-  tableName = await createTestTable(client, "ordering");
-});
-afterAll(() => client.destroy());
-
-function newSaver(tenantId = `tenant-${randomUUID()}`): DynamoDBSaver {
-  return new DynamoDBSaver({ tableName, client, tenantId });
-}
+const { newSaver } = table;
 
 const metadata: CheckpointMetadata = { source: "loop", step: 0, parents: {} };
 

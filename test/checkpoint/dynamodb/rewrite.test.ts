@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
   MemorySaver,
   emptyCheckpoint,
@@ -9,25 +8,16 @@ import {
   type CheckpointMetadata,
   type PendingWrite,
 } from "@langchain/langgraph-checkpoint";
-import { DynamoDBSaver } from "../../../src";
-import { createLocalClient, createTestTable } from "../../support/dynamodb";
+
+import { useSaverTable } from "./saver-fixtures";
 
 // Promise: writing a checkpoint id that already exists again (a retried put, or another process writing the
 // same checkpoint) keeps the pending writes stored for it, as LangGraph's MemorySaver does: a put stores a
 // checkpoint, it never discards the writes of its tasks.
 
-let client: DynamoDBClient;
-let tableName: string;
+const table = useSaverTable("rewrite");
 
-beforeAll(async () => {
-  client = createLocalClient();
-  tableName = await createTestTable(client, "rewrite");
-});
-afterAll(() => client.destroy());
-
-function newSaver(tenantId = `tenant-${randomUUID()}`): DynamoDBSaver {
-  return new DynamoDBSaver({ tableName, client, tenantId });
-}
+const { newSaver } = table;
 
 const firstMetadata: CheckpointMetadata = { source: "loop", step: 1, parents: {} };
 const secondMetadata: CheckpointMetadata = { source: "update", step: 1, parents: {} };
