@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { TABLE_KEYS } from "./definition";
 
 /**
@@ -177,5 +178,5 @@ function mergePlaceholders<T>(maps: Array<Record<string, T>>): Record<string, T>
 }
 
 function sameValue(a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b);
+  return isDeepStrictEqual(a, b);
 }

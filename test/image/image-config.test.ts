@@ -2,77 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadGraphModule } from "../../image/graph-module";
-import { readRuntimeConfig, requireTableName } from "../../src/runtime/config";
 import { atColdStart, isInitError } from "../../image/init-error";
 import { InvalidConfigurationError } from "../../src/shared/errors";
-
-/** The container's cold-start configuration, as the image reads it: a table is required. */
-function readImageConfig(env: Record<string, string | undefined>) {
-  const config = readRuntimeConfig(env);
-  requireTableName(config);
-  return config;
-}
-
-/** The container's cold-start configuration: every bad value fails with the variable's name. */
-describe("image configuration from the environment", () => {
-  const valid = { TABLE_NAME: "memory-table" };
-
-  it("reads a complete environment", () => {
-    expect(
-      readImageConfig({
-        TABLE_NAME: "memory-table.prod_1",
-        GRAPH_MODULE: "/opt/graphs/agent.mjs",
-        TENANT_CLAIM: "custom:org",
-        LOG_LEVEL: "debug",
-        DEADLINE_MARGIN_MS: "2500",
-        DYNAMODB_ENDPOINT: "http://127.0.0.1:8000",
-      }),
-    ).toEqual({
-      tableName: "memory-table.prod_1",
-      graphModule: "/opt/graphs/agent.mjs",
-      tenantClaim: "custom:org",
-      logLevel: "debug",
-      deadlineMarginMs: 2500,
-      dynamodbEndpoint: "http://127.0.0.1:8000",
-    });
-  });
-
-  it("treats empty optional variables as unset (Terraform and Docker write empty strings)", () => {
-    expect(
-      readImageConfig({ ...valid, GRAPH_MODULE: "", LOG_LEVEL: "", DEADLINE_MARGIN_MS: "" }),
-    ).toMatchObject({ graphModule: undefined, logLevel: "info", deadlineMarginMs: 3000 });
-  });
-
-  it.each([
-    [
-      {},
-      "Invalid TABLE_NAME: expected a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -), got nothing (the variable is not set)",
-    ],
-    [
-      { TABLE_NAME: "my table" },
-      'Invalid TABLE_NAME: expected a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -), got "my table"',
-    ],
-    [
-      { ...valid, LOG_LEVEL: "verbose" },
-      'Invalid LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"',
-    ],
-    [
-      { ...valid, DEADLINE_MARGIN_MS: "-1" },
-      'Invalid DEADLINE_MARGIN_MS: expected a whole number of milliseconds (0 to 9999999), got "-1"',
-    ],
-    [
-      { ...valid, DEADLINE_MARGIN_MS: "3e3" },
-      'Invalid DEADLINE_MARGIN_MS: expected a whole number of milliseconds (0 to 9999999), got "3e3"',
-    ],
-    [
-      { ...valid, DYNAMODB_ENDPOINT: "localhost:8000" },
-      'Invalid DYNAMODB_ENDPOINT: expected an http(s) URL, got "localhost:8000"',
-    ],
-  ])("rejects %j", (env, message) => {
-    expect(() => readImageConfig(env)).toThrow(InvalidConfigurationError);
-    expect(() => readImageConfig(env)).toThrow(message);
-  });
-});
 
 describe("GRAPH_MODULE loading", () => {
   let root: string;

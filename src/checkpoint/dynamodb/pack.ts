@@ -17,14 +17,23 @@ export function encodePack<H>(header: H, payloads: readonly Uint8Array[]): Uint8
   return new Uint8Array(Buffer.concat([length, json, ...payloads]));
 }
 
+/** The header and payloads of a pack; damaged bytes throw RangeError, never a half-read pack. */
 export function decodePack<H>(bytes: Uint8Array): Pack<H> {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (buffer.byteLength < 4) throw new RangeError("Invalid pack: shorter than its header length");
   const headerLength = buffer.readUInt32BE(0);
-  const [header, lengths] = JSON.parse(buffer.subarray(4, 4 + headerLength).toString("utf8")) as [
-    H,
-    number[],
-  ];
+  if (4 + headerLength > buffer.byteLength)
+    throw new RangeError("Invalid pack: cut inside its header");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(buffer.subarray(4, 4 + headerLength).toString("utf8"));
+  } catch (error) {
+    throw new RangeError("Invalid pack: its header is not JSON", { cause: error });
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2 || !isLengthList(parsed[1])) {
+    throw new RangeError("Invalid pack: expected a header and a list of payload lengths");
+  }
+  const [header, lengths] = parsed as [H, number[]];
   const payloads: Uint8Array[] = [];
   let offset = 4 + headerLength;
   for (const length of lengths) {
@@ -33,4 +42,10 @@ export function decodePack<H>(bytes: Uint8Array): Pack<H> {
   }
   if (offset !== buffer.byteLength) throw new RangeError("Invalid pack: its lengths do not add up");
   return { header, payloads };
+}
+
+function isLengthList(value: unknown): value is number[] {
+  return (
+    Array.isArray(value) && value.every((length) => Number.isSafeInteger(length) && length >= 0)
+  );
 }

@@ -11,7 +11,7 @@ import {
   type WriteRecord,
   type WritesItem,
 } from "../../table/checkpoint-items";
-import { writesSortKey } from "../../table/keys";
+import { MAX_SEQUENCE_LENGTH, writesSortKey } from "../../table/keys";
 import { CheckpointTooLargeError } from "../../shared/errors";
 import { decodeBytes, encodeValue, type Compression } from "./codec";
 import { decodePack, encodePack } from "./pack";
@@ -31,6 +31,10 @@ export const MAX_INLINE_RECORD_BYTES = 256 * 1024;
 
 /** Marks, in a checkpoint's locations, the channels whose value the checkpoint holds itself. */
 const OWN = "";
+/** What naming a pack adds to an item (`q` with the longest sequence, `sp`): kept free from the start. */
+const PACK_REFERENCE_BYTES = 1 + 1 + MAX_SEQUENCE_LENGTH + 1 + 2 + 21;
+/** What a checkpoint item may fill before it names a pack. */
+const CHECKPOINT_BUDGET_BYTES = ITEM_BUDGET_BYTES - PACK_REFERENCE_BYTES;
 
 export interface NewValue {
   channel: string;
@@ -94,7 +98,7 @@ export function planCheckpoint(input: CheckpointPlanInput): CheckpointPlan {
     ["md", input.metadata],
   ] as const) {
     const bytes = 1 + name.length + estimateItemBytes(payload);
-    if (size + bytes <= ITEM_BUDGET_BYTES) {
+    if (size + bytes <= CHECKPOINT_BUDGET_BYTES) {
       item[name] = payload;
       size += bytes;
     } else {
@@ -117,7 +121,7 @@ export function planCheckpoint(input: CheckpointPlanInput): CheckpointPlan {
     if (
       value.payload.v.byteLength <= MAX_INLINE_VALUE_BYTES &&
       inlineValueBytes + bytes <= MAX_INLINE_VALUES_BYTES &&
-      size + bytes + reserved <= ITEM_BUDGET_BYTES
+      size + bytes + reserved <= CHECKPOINT_BUDGET_BYTES
     ) {
       item.vals[value.channel] = inline;
       inlineValueBytes += bytes;
@@ -131,7 +135,7 @@ export function planCheckpoint(input: CheckpointPlanInput): CheckpointPlan {
   const stored = encodeLocations(input.inherited, spilledOwn, input.compression);
   if (stored !== undefined) {
     const bytes = 3 + estimateItemBytes(stored);
-    if (size + bytes <= ITEM_BUDGET_BYTES) {
+    if (size + bytes <= CHECKPOINT_BUDGET_BYTES) {
       item.lc = stored;
     } else {
       const payload = locationsPayload(stored);
@@ -211,7 +215,11 @@ export function decodePackParts(
   const { header, payloads } = decodePack<SpilledPart[]>(bytes);
   const parts = new Map<string, { payload: EncodedPayload; version?: string }>();
   header.forEach(([name, type, codec, version], index) => {
-    parts.set(name, { payload: { t: type, z: codec, v: payloads[index]! }, version });
+    // JSON writes an absent version as null.
+    parts.set(name, {
+      payload: { t: type, z: codec, v: payloads[index]! },
+      version: version ?? undefined,
+    });
   });
   return parts;
 }
@@ -312,15 +320,17 @@ export function planCommitBatch(records: CommitRecord[]): Array<CheckpointItem |
   const writesItems = new Map<string, WritesItem>();
   for (const record of records) {
     if (record.kind !== "writes") continue;
-    const bytes = 1 + estimateItemBytes(record.record);
+    // As estimateItemBytes counts: a list element is its bytes plus one; a new `w` list adds its name and 3.
+    const element = 1 + estimateItemBytes(record.record);
     const key = itemKey(record.pk, record.checkpointSk);
     const checkpoint = checkpoints.get(key);
+    const added = element + (checkpoint?.w ? 0 : 1 + "w".length + 3);
     if (
       checkpoint &&
       checkpoint.g === record.generation &&
-      sizeOf(checkpoint) + bytes + 4 <= ITEM_BUDGET_BYTES
+      sizeOf(checkpoint) + added <= ITEM_BUDGET_BYTES
     ) {
-      sizes.set(checkpoint, sizeOf(checkpoint) + bytes + (checkpoint.w ? 0 : 4));
+      sizes.set(checkpoint, sizeOf(checkpoint) + added);
       (checkpoint.w ??= []).push(record.record);
       continue;
     }
@@ -328,9 +338,9 @@ export function planCommitBatch(records: CommitRecord[]): Array<CheckpointItem |
     if (
       existing &&
       existing.g === record.generation &&
-      sizeOf(existing) + bytes <= ITEM_BUDGET_BYTES
+      sizeOf(existing) + element <= ITEM_BUDGET_BYTES
     ) {
-      sizes.set(existing, sizeOf(existing) + bytes);
+      sizes.set(existing, sizeOf(existing) + element);
       existing.ws.push(record.record);
       continue;
     }

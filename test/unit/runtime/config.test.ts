@@ -1,0 +1,162 @@
+import { readRuntimeConfig, requireTableName } from "../../../src/runtime/config";
+import { InvalidConfigurationError } from "../../../src/shared/errors";
+
+/** The runtime's cold-start configuration: defaults filled in, every bad value fails naming the variable. */
+describe("runtime configuration from the environment", () => {
+  const valid = { TABLE_NAME: "memory-table" };
+
+  it("reads a complete environment", () => {
+    expect(
+      readRuntimeConfig({
+        TABLE_NAME: "memory-table.prod_1",
+        GRAPH_MODULE: "/opt/graphs/agent.mjs",
+        TENANT_CLAIM: "custom:org",
+        LOG_LEVEL: "debug",
+        DEADLINE_MARGIN_MS: "2500",
+        DYNAMODB_ENDPOINT: "http://127.0.0.1:8000",
+      }),
+    ).toEqual({
+      tableName: "memory-table.prod_1",
+      graphModule: "/opt/graphs/agent.mjs",
+      tenantClaim: "custom:org",
+      logLevel: "debug",
+      deadlineMarginMs: 2500,
+      dynamodbEndpoint: "http://127.0.0.1:8000",
+    });
+  });
+
+  it("fills in the defaults for an empty environment", () => {
+    expect(readRuntimeConfig({})).toEqual({
+      tableName: undefined,
+      graphModule: undefined,
+      tenantClaim: "custom:tenant_id",
+      logLevel: "info",
+      deadlineMarginMs: 3000,
+      dynamodbEndpoint: undefined,
+    });
+  });
+
+  it("treats empty variables as unset (Terraform and Docker write empty strings)", () => {
+    expect(
+      readRuntimeConfig({
+        TABLE_NAME: "",
+        GRAPH_MODULE: "",
+        TENANT_CLAIM: "",
+        LOG_LEVEL: "",
+        DEADLINE_MARGIN_MS: "",
+        DYNAMODB_ENDPOINT: "",
+      }),
+    ).toEqual(readRuntimeConfig({}));
+  });
+
+  it("ignores variables it does not read", () => {
+    expect(readRuntimeConfig({ ...valid, PATH: "/usr/bin", table_name: "x" })).toEqual(
+      readRuntimeConfig(valid),
+    );
+  });
+
+  it.each([
+    ["0", 0],
+    ["9999999", 9_999_999],
+    ["0100", 100],
+  ])("reads DEADLINE_MARGIN_MS %j as %i", (text, margin) => {
+    expect(readRuntimeConfig({ DEADLINE_MARGIN_MS: text }).deadlineMarginMs).toBe(margin);
+  });
+
+  it.each(["fatal", "error", "warn", "info", "debug", "trace", "silent"])(
+    "accepts LOG_LEVEL %s",
+    (level) => {
+      expect(readRuntimeConfig({ LOG_LEVEL: level }).logLevel).toBe(level);
+    },
+  );
+
+  it.each([
+    "https://dynamodb.eu-west-1.amazonaws.com",
+    "http://localhost:8000/",
+    "http://ddb:8000/x",
+  ])("accepts DYNAMODB_ENDPOINT %s", (endpoint) => {
+    expect(readRuntimeConfig({ DYNAMODB_ENDPOINT: endpoint }).dynamodbEndpoint).toBe(endpoint);
+  });
+
+  it.each(["abc", "A.b_c-1", "x".repeat(255)])("accepts TABLE_NAME of %j", (name) => {
+    expect(readRuntimeConfig({ TABLE_NAME: name }).tableName).toBe(name);
+  });
+
+  it.each([
+    [
+      { TABLE_NAME: "my table" },
+      'Invalid TABLE_NAME: expected a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -), got "my table"',
+    ],
+    [
+      { TABLE_NAME: "ab" },
+      'Invalid TABLE_NAME: expected a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -), got "ab"',
+    ],
+    [
+      { TABLE_NAME: "x".repeat(256) },
+      `Invalid TABLE_NAME: expected a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -), got "${"x".repeat(256)}"`,
+    ],
+    [
+      { ...valid, LOG_LEVEL: "verbose" },
+      'Invalid LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"',
+    ],
+    [
+      { ...valid, LOG_LEVEL: "INFO" },
+      'Invalid LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "INFO"',
+    ],
+    [
+      { ...valid, DEADLINE_MARGIN_MS: "-1" },
+      'Invalid DEADLINE_MARGIN_MS: expected a whole number of milliseconds (0 to 9999999), got "-1"',
+    ],
+    [
+      { ...valid, DEADLINE_MARGIN_MS: "3e3" },
+      'Invalid DEADLINE_MARGIN_MS: expected a whole number of milliseconds (0 to 9999999), got "3e3"',
+    ],
+    [
+      { ...valid, DEADLINE_MARGIN_MS: "10000000" },
+      'Invalid DEADLINE_MARGIN_MS: expected a whole number of milliseconds (0 to 9999999), got "10000000"',
+    ],
+    [
+      { ...valid, DEADLINE_MARGIN_MS: " 3000" },
+      'Invalid DEADLINE_MARGIN_MS: expected a whole number of milliseconds (0 to 9999999), got " 3000"',
+    ],
+    [
+      { ...valid, DYNAMODB_ENDPOINT: "localhost:8000" },
+      'Invalid DYNAMODB_ENDPOINT: expected an http(s) URL, got "localhost:8000"',
+    ],
+    [
+      { ...valid, DYNAMODB_ENDPOINT: "ftp://localhost:8000" },
+      'Invalid DYNAMODB_ENDPOINT: expected an http(s) URL, got "ftp://localhost:8000"',
+    ],
+  ])("rejects %j", (env, message) => {
+    expect(() => readRuntimeConfig(env)).toThrow(InvalidConfigurationError);
+    expect(() => readRuntimeConfig(env)).toThrow(message);
+  });
+
+  it("names the variable on the error", () => {
+    let thrown: unknown;
+    try {
+      readRuntimeConfig({ LOG_LEVEL: "loud" });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ option: "LOG_LEVEL" });
+  });
+});
+
+describe("requireTableName", () => {
+  it("returns the table name when it is set", () => {
+    expect(requireTableName(readRuntimeConfig({ TABLE_NAME: "memory-table" }))).toBe(
+      "memory-table",
+    );
+  });
+
+  it.each([{}, { TABLE_NAME: "" }])("refuses a configuration without a table (%j)", (env) => {
+    // Reading it is fine (stateless runs need no table); requiring one is not.
+    const config = readRuntimeConfig(env);
+    expect(config.tableName).toBeUndefined();
+    expect(() => requireTableName(config)).toThrow(InvalidConfigurationError);
+    expect(() => requireTableName(config)).toThrow(
+      "Invalid TABLE_NAME: expected a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -), got nothing (the variable is not set)",
+    );
+  });
+});
