@@ -21,13 +21,6 @@ import {
 import { assertIdentifier } from "../../shared/identifiers";
 import { compareCodePoints } from "../../shared/order";
 import { isThreadStatus, THREAD_STATUSES, type ThreadStatus } from "../../shared/threads";
-import {
-  INHERITANCE_ATTRIBUTES,
-  chunkKeys,
-  joinChunks,
-  type EncodedPayload,
-  type WriteRecord,
-} from "../../table/checkpoint-items";
 import type { TableContext } from "../../table/context";
 import {
   assertCheckpointId,
@@ -37,26 +30,21 @@ import {
   checkpointSortKey,
 } from "../../table/keys";
 import { nextChannelVersion } from "../versions";
-import { MAX_COPIED_BYTES, SaverCache } from "./cache";
-import { checkpointIdMintedAt } from "./checkpoint-ids";
-import { decodeBytes, encodeValue, type Compression } from "./codec";
+import { SaverCache } from "./cache";
 import { GroupCommit } from "./group-commit";
+import { CheckpointLineage } from "./lineage";
+import { PayloadSerializer } from "./serializer";
 import { resolveSaverOptions, type DynamoDBSaverOptions } from "./options";
 import { CheckpointQueries, type CheckpointGroup } from "./queries";
 import { TupleAssembler } from "./tuple-assembly";
-import {
-  decodeLocations,
-  decodePackParts,
-  planCheckpoint,
-  planWriteRecord,
-  type NewValue,
-} from "./write-planner";
+import { planCheckpoint, planWriteRecord } from "./write-planner";
 
 /**
- * A LangGraph checkpoint saver on one DynamoDB table, bound to one tenant. This class orchestrates; the parts
- * each do one job: options.ts checks the options, write-planner.ts decides what items a write becomes,
- * group-commit.ts batches them, queries.ts reads them, tuple-assembly.ts turns them back into tuples, cache.ts
- * remembers what spares requests, and the table layer owns the keys, the thread record and every request.
+ * A LangGraph checkpoint saver on one DynamoDB table, bound to one tenant. This class orchestrates; each part
+ * does one job: options.ts checks the options, serializer.ts turns values into payloads, lineage.ts finds what a
+ * new checkpoint refers to, write-planner.ts decides what items a write becomes, group-commit.ts batches them,
+ * queries.ts reads them, tuple-assembly.ts turns them back into tuples, cache.ts remembers what spares requests,
+ * and the table layer (src/table) owns the keys, the thread record and every request.
  *
  * - Delta storage: a checkpoint item holds the checkpoint without channel values plus the values new in it;
  *   unchanged channels point at the ancestor item holding their version.
@@ -70,12 +58,12 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   readonly table: TableContext;
   readonly maxCheckpointBytes: number;
   readonly maxWritesBytes: number;
-  private readonly compression: Compression;
   private readonly cache = new SaverCache();
+  private readonly payloads: PayloadSerializer;
+  private readonly lineage: CheckpointLineage;
   private readonly queries: CheckpointQueries;
   private readonly assembler: TupleAssembler;
   private readonly commits: GroupCommit;
-  private readonly createdAt: number;
   private sequence = 0;
 
   constructor(options: DynamoDBSaverOptions) {
@@ -85,11 +73,11 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     this.table = resolved.table;
     this.maxCheckpointBytes = resolved.maxCheckpointBytes;
     this.maxWritesBytes = resolved.maxWritesBytes;
-    this.compression = resolved.compression;
-    this.createdAt = this.table.now();
+    this.payloads = new PayloadSerializer(this.serde, resolved.compression);
+    this.lineage = new CheckpointLineage(this.table, this.cache, this.table.now());
     this.queries = new CheckpointQueries(this.table, this.tenantId);
     this.assembler = new TupleAssembler(
-      this.serde,
+      this.payloads,
       this.table.checkpoints,
       this.cache,
       (thread, ns, id) => this.queries.byId(thread, ns, id),
@@ -198,12 +186,12 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     // Serialize everything before the first request: an oversized checkpoint is refused with nothing written.
     const { channel_values: rawValues, ...body } = checkpoint;
     const channelValues = (rawValues ?? {}) as Record<string, unknown>;
-    const cp = await this.encode({ ...body, channel_values: {} });
-    const md = await this.encode(metadata);
+    const cp = await this.payloads.encode({ ...body, channel_values: {} });
+    const md = await this.payloads.encode(metadata);
     const changed = Object.keys(newVersions ?? {}).filter((channel) =>
       Object.hasOwn(channelValues, channel),
     );
-    const newValues = await this.encodeValues(channelValues, changed, newVersions);
+    const newValues = await this.payloads.encodeValues(channelValues, changed, newVersions);
     this.assertCheckpointSize(cp.raw + md.raw + newValues.raw);
 
     const pk = this.queries.pk(threadId);
@@ -218,7 +206,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       let values = newValues.values;
       let inherited: Record<string, string> = {};
       if (parentId !== undefined) {
-        const parentLocations = await this.parentLocations(
+        const parentLocations = await this.lineage.parentLocations(
           pk,
           namespace,
           parentId,
@@ -230,11 +218,15 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
           const all = Object.keys(checkpoint.channel_versions ?? {}).filter((channel) =>
             Object.hasOwn(channelValues, channel),
           );
-          const full = await this.encodeValues(channelValues, all, checkpoint.channel_versions);
+          const full = await this.payloads.encodeValues(
+            channelValues,
+            all,
+            checkpoint.channel_versions,
+          );
           this.assertCheckpointSize(cp.raw + md.raw + full.raw);
           values = full.values;
         } else {
-          inherited = this.inheritUnchanged(
+          inherited = this.lineage.inheritUnchanged(
             pk,
             namespace,
             checkpoint,
@@ -255,8 +247,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
         metadata: md.payload,
         inherited,
         values,
-        carriedWrites: await this.storedWritesOf(pk, sk, checkpointId, life.generation),
-        compression: this.compression,
+        carriedWrites: await this.lineage.storedWritesOf(pk, sk, checkpointId, life.generation),
+        compression: this.payloads.compression,
       });
       // Chunks first, then the checkpoint item that refers to them: the commit point.
       if (plan.chunks.length > 0) await this.table.checkpoints.write(plan.chunks);
@@ -327,13 +319,9 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
           if (typeof channel !== "string") {
             throw new InvalidIdentifierError(`writes[${position}] channel`, "expected a string");
           }
-          const [type, bytes] = await this.serde.dumpsTyped(write[1]);
-          raw += bytes.byteLength;
-          return {
-            channel,
-            index: WRITES_IDX_MAP[channel] ?? position,
-            payload: encodeValue(type, bytes, this.compression),
-          };
+          const encoded = await this.payloads.encode(write[1]);
+          raw += encoded.raw;
+          return { channel, index: WRITES_IDX_MAP[channel] ?? position, payload: encoded.payload };
         }),
       );
       if (raw > this.maxWritesBytes) {
@@ -406,88 +394,6 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     }
   }
 
-  /** The locations of a parent of this life of the thread, or undefined when it is not part of it. */
-  private async parentLocations(
-    pk: string,
-    namespace: string,
-    parentId: string,
-    generation: string,
-  ): Promise<Record<string, string> | undefined> {
-    const parentSk = checkpointSortKey(namespace, parentId);
-    const cached = this.cache.locationsOf(pk, parentSk);
-    if (cached) return cached.generation === generation ? cached.locations : undefined;
-    const item = await this.table.checkpoints.readItem(pk, parentSk, INHERITANCE_ATTRIBUTES);
-    if (!item || item.g !== generation) return undefined;
-    let stored: string | Uint8Array | EncodedPayload | undefined = item.lc;
-    if (stored === undefined && item.sp && item.q) {
-      const chunks = await this.table.checkpoints.readChunks(
-        chunkKeys(pk, parentSk, item.q, item.sp),
-      );
-      const bytes = joinChunks(parentSk, item.q, item.sp, chunks);
-      stored = bytes && decodePackParts(bytes).get("lc")?.payload;
-    }
-    const locations = decodeLocations(stored, parentId, Object.keys(item.vals ?? {}));
-    this.cache.rememberLocations(pk, parentSk, { generation, locations });
-    return locations;
-  }
-
-  /**
-   * Unchanged channels keep pointing at the ancestors that hold their values, except small ones this instance
-   * holds already: those are copied into the new checkpoint (added to `values`), so reading it (a resume) needs
-   * no fetch of the ancestor item.
-   */
-  private inheritUnchanged(
-    pk: string,
-    namespace: string,
-    checkpoint: Checkpoint,
-    newVersions: ChannelVersions,
-    parentLocations: Record<string, string>,
-    values: NewValue[],
-  ): Record<string, string> {
-    const inherited: Record<string, string> = {};
-    // Every channel with a new version, with a value or not: a channel emptied at this step has none to inherit.
-    const changedSet = new Set(Object.keys(newVersions ?? {}));
-    let copiedBytes = 0;
-    for (const [channel, version] of Object.entries(checkpoint.channel_versions ?? {})) {
-      const holder = parentLocations[channel];
-      if (changedSet.has(channel) || holder === undefined) continue;
-      const small = this.cache.smallValue(pk, namespace, channel, String(version));
-      if (small && copiedBytes + small.v.byteLength <= MAX_COPIED_BYTES) {
-        copiedBytes += small.v.byteLength;
-        values.push({
-          channel,
-          version: small.ver,
-          payload: { t: small.t, z: small.z, v: small.v },
-        });
-      } else {
-        inherited[channel] = holder;
-      }
-    }
-    return inherited;
-  }
-
-  /**
-   * The putWrites records stored inside a checkpoint's item, which a rewrite of that checkpoint must keep.
-   * Known items answer from the cache. Otherwise a read, unless the id is one a graph run of this instance just
-   * minted: LangGraph mints every new checkpoint id as a UUIDv6 at its step, after reading the thread, so an id
-   * minted after this instance existed, on a thread it has read or written, names no stored checkpoint it has
-   * not seen. Re-puts (LangGraph re-puts only ids it read) and foreign ids pay the read.
-   */
-  private async storedWritesOf(
-    pk: string,
-    sk: string,
-    checkpointId: string,
-    generation: string,
-  ): Promise<WriteRecord[]> {
-    const known = this.cache.knownCheckpoint(pk, sk);
-    if (known) return known.generation === generation ? (known.writes ?? []) : [];
-    const mintedAt = checkpointIdMintedAt(checkpointId);
-    if (mintedAt !== undefined && mintedAt > this.createdAt && this.cache.knowsThread(pk))
-      return [];
-    const item = await this.table.checkpoints.readItem(pk, sk, ["sk", "g", "w"]);
-    return item && item.g === generation ? ((item.w as WriteRecord[] | undefined) ?? []) : [];
-  }
-
   private async matchesFilter(
     threadId: string,
     group: CheckpointGroup,
@@ -495,41 +401,16 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     filter: Record<string, unknown>,
   ): Promise<boolean> {
     const metadata = group.item.md
-      ? ((await this.decode(group.item.md)) as Record<string, unknown>)
+      ? ((await this.payloads.decode(group.item.md)) as Record<string, unknown>)
       : ((await this.assembleOrAbsent(threadId, [group], known))?.[0]?.metadata as
           Record<string, unknown> | undefined);
     if (!metadata) return false;
     return Object.entries(filter).every(([key, value]) => isDeepStrictEqual(metadata[key], value));
   }
 
-  private async encode(value: unknown) {
-    const [type, bytes] = await this.serde.dumpsTyped(value);
-    return { payload: encodeValue(type, bytes, this.compression), raw: bytes.byteLength };
-  }
-
-  private async encodeValues(
-    channelValues: Record<string, unknown>,
-    channels: string[],
-    versions: ChannelVersions,
-  ): Promise<{ values: NewValue[]; raw: number }> {
-    let raw = 0;
-    const values = await Promise.all(
-      channels.map(async (channel) => {
-        const encoded = await this.encode(channelValues[channel]);
-        raw += encoded.raw;
-        return { channel, version: String(versions[channel]), payload: encoded.payload };
-      }),
-    );
-    return { values, raw };
-  }
-
   private assertCheckpointSize(bytes: number): void {
     if (bytes > this.maxCheckpointBytes)
       throw new CheckpointTooLargeError(this.maxCheckpointBytes, bytes);
-  }
-
-  private decode(value: { t: string; z: 0 | 1; v: Uint8Array }): Promise<unknown> {
-    return this.serde.loadsTyped(value.t, decodeBytes(value));
   }
 
   /** Time-ordered, unique: orders the writes of one task across calls, and names each write's chunks. */

@@ -7,7 +7,6 @@ import {
   type Checkpoint,
   type CheckpointMetadata,
   type CheckpointTuple,
-  type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import { IncompleteCheckpointError } from "../../shared/errors";
 import {
@@ -24,7 +23,7 @@ import type { ItemKey } from "../../table/client";
 import { checkpointSortKey } from "../../table/keys";
 import { nextChannelVersion } from "../versions";
 import type { SaverCache } from "./cache";
-import { decodeBytes } from "./codec";
+import type { PayloadSerializer } from "./serializer";
 import type { CheckpointGroup } from "./queries";
 import { decodeLocations, decodePackParts, decodeWritesPack } from "./write-planner";
 
@@ -48,7 +47,7 @@ interface StoredPendingWrite {
  */
 export class TupleAssembler {
   constructor(
-    private readonly serde: SerializerProtocol,
+    private readonly payloads: PayloadSerializer,
     private readonly checkpoints: CheckpointItems,
     private readonly cache: SaverCache,
     private readonly readParent: (
@@ -187,7 +186,7 @@ export class TupleAssembler {
   }
 
   private decode(value: Pick<EncodedPayload, "t" | "z" | "v">): Promise<unknown> {
-    return this.serde.loadsTyped(value.t, decodeBytes(value));
+    return this.payloads.decode(value);
   }
 }
 
