@@ -1,13 +1,13 @@
 /**
  * Two tiers. `unit`: pure code and the in-memory saver, no engine, seconds (`npm run test:unit`).
  * `integration`: everything on real parts (DynamoDB Local started once in globalSetup, terraform, the Lambda
- * runtime client). `npm test` runs both. Test files are compiled without type checking (fast); test/lint/typecheck
- * type checks the whole project once, strictly.
+ * runtime client). `npm test` runs both. Test files are compiled file by file without type checking (tsconfig's
+ * isolatedModules makes ts-jest transpile only); test/lint/typecheck type checks the whole project once, strictly.
  */
 const shared = {
   testEnvironment: "node",
   transform: {
-    "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json", isolatedModules: true }],
+    "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json" }],
   },
   setupFilesAfterEnv: ["<rootDir>/test/support/setup-after-env.ts"],
 };
