@@ -1,13 +1,15 @@
 /**
- * Layers import one way: shared -> table -> checkpoint -> runtime -> (dev server, image, Terraform module,
- * scripts, bench), with the example graphs beside the runtime. Each rule names what may not be imported;
+ * Layers import one way: shared -> table -> (checkpoint, store) -> runtime -> (dev server, image, Terraform
+ * module, scripts, bench), with the example graphs beside the runtime. The checkpoint savers and the long-term
+ * memory store are peers: neither imports the other. Each rule names what may not be imported;
  * `npm run lint` and test/lint/layers.test.ts run them.
  */
 const LOWER_LAYERS_OF = {
   shared: [],
   table: ["shared"],
   checkpoint: ["shared", "table"],
-  runtime: ["shared", "table", "checkpoint"],
+  store: ["shared", "table"],
+  runtime: ["shared", "table", "checkpoint", "store"],
 };
 
 /** What sits above the library: applications of it, never imported by it. */
@@ -27,7 +29,7 @@ module.exports = {
       comment:
         "The library (src/shared, table, checkpoint, runtime) never imports what is built on it.",
       severity: "error",
-      from: { path: "^src/(shared|table|checkpoint|runtime)/" },
+      from: { path: "^src/(shared|table|checkpoint|store|runtime)/" },
       to: { path: ABOVE_THE_LIBRARY },
     },
     {

@@ -113,6 +113,48 @@ export function parseThreadPartitionKey(tenantId: string, pk: string): string | 
   return pk.startsWith(prefix) ? decodeKeyPart(pk.slice(prefix.length)) : undefined;
 }
 
+/**
+ * A tenant's partition that is not a thread's: `<tenant>##<kind>` (assistants, the long-term memory store).
+ * An encoded thread id never contains `#`, so no thread's partition key can equal one of these.
+ */
+export function tenantPartitionKey(tenantId: string, kind: string): string {
+  if (!/^[a-z][a-z0-9-]*(#[^#]+)*$/.test(kind)) {
+    throw new RangeError(`Invalid partition kind: ${JSON.stringify(kind)}`);
+  }
+  return `${tenantId}${SEPARATOR}${SEPARATOR}${kind}`;
+}
+
+/** Prefix of every run record's sort key in a thread's partition (after `m` and `n#`, so thread reads skip them). */
+export const RUN_PREFIX = "r#";
+
+/** A run record: `r#<run id>` in its thread's partition (run ids are UUIDv7, so key order is creation order). */
+export function runSortKey(runId: string): string {
+  return `${RUN_PREFIX}${encodeKeyPart(runId)}`;
+}
+
+/** The partition of a tenant's assistants. */
+export function assistantsPartitionKey(tenantId: string): string {
+  return tenantPartitionKey(tenantId, "assistants");
+}
+
+export const ASSISTANT_PREFIX = "a#";
+export const ASSISTANT_VERSION_PREFIX = "v#";
+
+/** An assistant's current version: `a#<assistant id>`. */
+export function assistantSortKey(assistantId: string): string {
+  return `${ASSISTANT_PREFIX}${encodeKeyPart(assistantId)}`;
+}
+
+/** One version of an assistant: `v#<assistant id>#<version>`, versions in order. */
+export function assistantVersionSortKey(assistantId: string, version: number): string {
+  return `${assistantVersionPrefix(assistantId)}${String(version).padStart(10, "0")}`;
+}
+
+/** Prefix of every version of one assistant. */
+export function assistantVersionPrefix(assistantId: string): string {
+  return `${ASSISTANT_VERSION_PREFIX}${encodeKeyPart(assistantId)}${SEPARATOR}`;
+}
+
 /** Prefix of every checkpoint (and pending-write and chunk) sort key of one namespace. */
 export function checkpointPrefix(namespace: string): string {
   return namespace === ""
