@@ -10,6 +10,7 @@
 export * from "./shared/errors";
 export {
   createHandler,
+  createWorkerHandler,
   type ApiHandler,
   type GraphFactory,
   type GraphFactoryContext,

@@ -23,7 +23,15 @@ export interface RuntimeConfig {
   deadlineMarginMs: number;
   /** DynamoDB endpoint override (DynamoDB Local in development). */
   dynamodbEndpoint: string | undefined;
+  /** The worker function background runs go to; undefined: they run in this process. */
+  workerFunctionName: string | undefined;
+  maxRunLegs: number;
+  /** Hosts webhooks may be posted to. */
+  webhookAllowedHosts: string[];
 }
+
+/** Legs of a background run by default: eight function timeouts (two hours with the worker's 15 minutes). */
+export const DEFAULT_MAX_RUN_LEGS = 8;
 
 type Environment = Record<string, string | undefined>;
 
@@ -39,7 +47,55 @@ export function readRuntimeConfig(env: Environment): RuntimeConfig {
     logLevel: readLogLevel(env),
     deadlineMarginMs: readDeadlineMargin(env),
     dynamodbEndpoint: readEndpoint(env),
+    workerFunctionName: readWorkerFunction(env),
+    maxRunLegs: readMaxRunLegs(env),
+    webhookAllowedHosts: readWebhookHosts(env),
   };
+}
+
+/** Comma-separated `host` or `host:port` entries; hosts are case-insensitive, so they are kept lowercase. */
+function readWebhookHosts(env: Environment): string[] {
+  const hosts = (optional(env, ENVIRONMENT.webhookAllowedHosts) ?? "")
+    .split(",")
+    .map((host) => host.trim().toLowerCase())
+    .filter((host) => host !== "");
+  for (const host of hosts) {
+    if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:\d{1,5})?$/.test(host)) {
+      throw new InvalidConfigurationError(
+        ENVIRONMENT.webhookAllowedHosts,
+        `expected comma-separated host names (host or host:port), got ${JSON.stringify(host)}`,
+      );
+    }
+  }
+  return hosts;
+}
+
+function readWorkerFunction(env: Environment): string | undefined {
+  const value = optional(env, ENVIRONMENT.workerFunctionName);
+  if (value === undefined) return undefined;
+  if (
+    !/^(arn:[a-z-]+:lambda:[a-z0-9-]+:\d{12}:function:)?[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9_$-]+)?$/.test(
+      value,
+    )
+  ) {
+    throw new InvalidConfigurationError(
+      ENVIRONMENT.workerFunctionName,
+      `expected a Lambda function name or ARN, got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
+function readMaxRunLegs(env: Environment): number {
+  const value = optional(env, ENVIRONMENT.maxRunLegs);
+  if (value === undefined) return DEFAULT_MAX_RUN_LEGS;
+  if (!/^\d{1,3}$/.test(value) || Number(value) < 1) {
+    throw new InvalidConfigurationError(
+      ENVIRONMENT.maxRunLegs,
+      `expected a whole number of legs from 1 to 999, got ${JSON.stringify(value)}`,
+    );
+  }
+  return Number(value);
 }
 
 /** The table name, required (the image: without it every paused thread would be lost). */

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Command, isUnknownInterruptError } from "@langchain/langgraph";
+import { runGraphLeg } from "./graph-leg";
 import type { Logger } from "pino";
 import {
   CheckpointerRequiredError,
@@ -96,10 +97,17 @@ export class RunEngine {
     return this.options.registry.get(assistantId, tenantId);
   }
 
-  /** Runs `work` with the tenant's saver behind the graphs' checkpointer. */
-  withSaver<T>(scope: TenantScope, work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` with the tenant's saver behind the graphs' checkpointer; `checkpointMetadata` (a run's) is
+   * added to every checkpoint it writes.
+   */
+  withSaver<T>(
+    scope: TenantScope,
+    work: () => Promise<T>,
+    checkpointMetadata?: Record<string, unknown>,
+  ): Promise<T> {
     if (!this.options.scope || !scope.saver) return work();
-    return this.options.scope.run(scope.saver, work);
+    return this.options.scope.run(scope.saver, work, checkpointMetadata);
   }
 
   /** A thread's record, or ThreadNotFoundError (also for another tenant's thread). */
@@ -252,20 +260,24 @@ export class RunEngine {
   }
 
   /** The assistant's graph, or a failed outcome when its factory throws (a 5xx would make the SDK re-send). */
-  private async buildGraph(
-    request: RunRequest,
-  ): Promise<{ graph: HandlerGraph; failure?: never } | { graph?: never; failure: RunOutcome }> {
+  async buildGraph(
+    request: Pick<RunRequest, "assistantId" | "tenantId">,
+  ): Promise<
+    | { graph: HandlerGraph; failure?: never }
+    | { graph?: never; failure: Extract<RunOutcome, { kind: "failed" }> }
+  > {
     try {
       return { graph: await this.graph(request.assistantId, request.tenantId) };
     } catch (error) {
-      const failure: RunOutcome = {
-        kind: "failed",
-        errorName: (error as Error)?.name ?? "Error",
-        // The factory's own message may name configuration: the error id finds the log line instead.
-        message: `The graph of assistant ${request.assistantId} could not be built`,
-        errorId: randomUUID(),
+      return {
+        failure: {
+          kind: "failed",
+          errorName: (error as Error)?.name ?? "Error",
+          // The factory's message may name configuration: the caller logs the error id with the name only.
+          message: `The graph of assistant ${request.assistantId} could not be built`,
+          errorId: randomUUID(),
+        },
       };
-      return { failure };
     }
   }
 
@@ -275,74 +287,19 @@ export class RunEngine {
     request: RunRequest,
     budgetMs: number,
   ): Promise<{ outcome: RunOutcome; nodesRunning: boolean }> {
-    // Tasks that started and reported no result: after an abort, their node code may still be running.
-    const started = new Set<string>();
-    const outcome = await this.stream(graph, scope, request, budgetMs, started);
-    return { outcome, nodesRunning: started.size > 0 };
-  }
-
-  private async stream(
-    graph: HandlerGraph,
-    scope: TenantScope,
-    request: RunRequest,
-    budgetMs: number,
-    started: Set<string>,
-  ): Promise<RunOutcome> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), budgetMs);
-    const input =
-      request.kind === "resume" ? new Command({ resume: request.resume }) : request.input;
-    let values: Record<string, unknown> = {};
-    const interrupts: PendingInterrupt[] = [];
-    const nextNodes: string[] = [];
-    try {
-      await this.withSaver(scope, async () => {
-        const stream = await graph.stream(input, {
-          configurable: { thread_id: scope.saverThreadId(request.threadId) },
-          streamMode: ["values", "tasks"],
-          signal: controller.signal,
-          ...(this.options.durability ? { durability: this.options.durability } : {}),
-        });
-        for await (const chunk of stream) {
-          const [mode, payload] = chunk as [string, Record<string, unknown>];
-          if (mode === "values") {
-            if (!("__interrupt__" in payload)) values = payload;
-            continue;
-          }
-          // A task's start event carries its input; its end event its result, error or interrupts.
-          if ("input" in payload) started.add(String(payload.id));
-          else started.delete(String(payload.id));
-          if (Array.isArray(payload.interrupts) && payload.interrupts.length > 0) {
-            // A task's end event with interrupts: that node is where the thread waits.
-            if (!nextNodes.includes(String(payload.name))) nextNodes.push(String(payload.name));
-            for (const raised of payload.interrupts as Array<{ id?: string; value?: unknown }>) {
-              interrupts.push({
-                id: String(raised.id),
-                value: raised.value,
-                taskId: String(payload.id),
-              });
-            }
-          }
-        }
-      });
-    } catch (error) {
-      if (controller.signal.aborted) return { kind: "deadline" };
-      if (isUnknownInterruptError(error)) throw error;
-      if (!scope.saver && /checkpointer/i.test((error as Error)?.message ?? "")) {
-        throw new CheckpointerRequiredError("Pausing at an interrupt");
-      }
-      return {
-        kind: "failed",
-        errorName: (error as Error)?.name ?? "Error",
-        message: (error as Error)?.message ?? String(error),
-        errorId: randomUUID(),
-      };
-    } finally {
-      clearTimeout(timer);
+    const { outcome, nodesRunning } = await runGraphLeg({
+      graph,
+      input: request.kind === "resume" ? new Command({ resume: request.resume }) : request.input,
+      config: { configurable: { thread_id: scope.saverThreadId(request.threadId) } },
+      budgetMs,
+      withSaver: (work) => this.withSaver(scope, work),
+      ...(this.options.durability ? { durability: this.options.durability } : {}),
+    });
+    if (outcome.kind === "cancelled") return { outcome: { kind: "deadline" }, nodesRunning };
+    if (outcome.kind === "failed" && !scope.saver && /checkpointer/i.test(outcome.message)) {
+      throw new CheckpointerRequiredError("Pausing at an interrupt");
     }
-    if (controller.signal.aborted) return { kind: "deadline" };
-    if (interrupts.length > 0) return { kind: "paused", values, interrupts, nextNodes };
-    return { kind: "completed", values };
+    return { outcome, nodesRunning };
   }
 }
 

@@ -15,6 +15,18 @@ export const ENVIRONMENT = {
   deadlineMarginMs: "DEADLINE_MARGIN_MS",
   /** Optional DynamoDB endpoint (DynamoDB Local in development). */
   dynamodbEndpoint: "DYNAMODB_ENDPOINT",
+  /**
+   * JSON object of variable name to the ARN of a Secrets Manager secret or an SSM SecureString parameter
+   * (container image only): each is read once at cold start, before the graph module loads, into that variable.
+   * Only ARNs travel through the function's configuration and Terraform state, never the values.
+   */
+  environmentArns: "ENVIRONMENT_ARNS",
+  /** Name (or ARN) of the worker function background runs are sent to; unset: they run in this process. */
+  workerFunctionName: "WORKER_FUNCTION_NAME",
+  /** Most legs (each at most one function timeout) a background run may take (default 8). */
+  maxRunLegs: "MAX_RUN_LEGS",
+  /** Comma-separated hosts run webhooks may be posted to (https only); unset: no webhooks. */
+  webhookAllowedHosts: "WEBHOOK_ALLOWED_HOSTS",
 } as const;
 
 /** Handlers of the container image, as `CMD` values (`<file>.<export>` under the task root). */
@@ -23,4 +35,6 @@ export const IMAGE_HANDLERS = {
   api: "index.handler",
   /** Removes every item of threads whose record DynamoDB TTL deleted (table stream, TTL removals only). */
   cleaner: "cleaner.handler",
+  /** Runs background runs, one leg per invocation (asynchronous invocations, and its failure queue). */
+  worker: "worker.handler",
 } as const;

@@ -1,15 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import type { Logger } from "pino";
-import { DynamoDBSaver } from "../checkpoint/dynamodb";
 import { API_GATEWAY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES } from "../shared/defaults";
 import { InvalidConfigurationError, InvalidIdentifierError } from "../shared/errors";
 import { assertTenantId } from "../shared/identifiers";
-import type { ThreadStore } from "../shared/threads";
-import { TableContext } from "../table/context";
-import { readRuntimeConfig, type RuntimeConfig } from "./config";
-import { RunEngine, type TenantSaver } from "./engine";
-import { GraphRegistry } from "./graph-registry";
+import { assembleRuntime, positive, type HandlerOptions } from "./assembly";
 import {
   errorResponse,
   HttpError,
@@ -18,57 +11,17 @@ import {
   type HttpEvent,
   type HttpResult,
 } from "./http";
-import { InMemoryThreadStore } from "./in-memory-thread-store";
-import { createLogger, RunMetrics, stdoutSink, type MetricsSink } from "./observability";
 import type { RequestLogFields, RouteContext, RouteHandler } from "./route-context";
 import { ROUTES, type ApiFace } from "./routes";
-import { RequestScope } from "./scoped-checkpointer";
+import * as runs from "./runs-face";
 import * as server from "./server-face";
 import * as simple from "./simple-face";
-import type { AnySaver, CheckpointerOption, GraphFactory, HandlerContext } from "./types";
+import type { HandlerContext } from "./types";
+
+export type { HandlerOptions } from "./assembly";
 
 /** Time budget when there is no Lambda context (the dev server): API Gateway's integration timeout. */
 export const DEFAULT_REMAINING_MS = API_GATEWAY_TIMEOUT_MS;
-
-export interface HandlerOptions {
-  /** The graphs, by assistant id. Give this or `graph`. */
-  assistants?: Record<string, GraphFactory>;
-  /** A single graph, served as assistant `agent`. */
-  graph?: GraphFactory;
-  /**
-   * A saver shared by all tenants (the handler scopes thread ids by tenant; a saver bound to one tenant, such
-   * as a DynamoDBSaver, is refused here), a function building one per request for the caller's tenant (a
-   * saver it returns bound to another tenant is refused), or `false` for stateless runs. Default: a DynamoDBSaver per request when
-   * a table name is set (option or `TABLE_NAME`), else stateless.
-   */
-  checkpointer?: CheckpointerOption;
-  /** DynamoDB table (default `TABLE_NAME`). Used when `checkpointer` is not given. */
-  tableName?: string;
-  /** DynamoDB client shared by every request of the container (default: one built from the environment). */
-  dynamodbClient?: DynamoDBClient;
-  /** Seconds a DynamoDB thread lives after its last write (default 30 days). */
-  ttlSeconds?: number;
-  /** Thread records, leases and the inbox. Default: the table's, or in memory for other checkpointers. */
-  threadStore?: ThreadStore;
-  /** JWT claim carrying the tenant id (default `TENANT_CLAIM` or `custom:tenant_id`). */
-  tenantClaim?: string;
-  /**
-   * The configuration read from the environment (TABLE_NAME, TENANT_CLAIM, LOG_LEVEL, DEADLINE_MARGIN_MS,
-   * DYNAMODB_ENDPOINT); default: read from `process.env` once, here. Options given in code win over it.
-   */
-  environment?: RuntimeConfig;
-  /** Largest accepted request body in bytes (default 256 KiB). */
-  maxBodyBytes?: number;
-  /** A run is stopped this many ms before the Lambda deadline (default `DEADLINE_MARGIN_MS` or 3000). */
-  deadlineMarginMs?: number;
-  /** Time budget when the Lambda context has none (default 30 s). */
-  defaultRemainingMs?: number;
-  /** LangGraph durability of runs (default LangGraph's: "async"). */
-  durability?: "sync" | "async" | "exit";
-  logger?: Logger;
-  /** Where EMF metric lines go (default stdout); `false` for none. */
-  metrics?: MetricsSink | false;
-}
 
 export type ApiHandler = (event: HttpEvent, context?: HandlerContext) => Promise<HttpResult>;
 
@@ -81,7 +34,15 @@ export const ROUTE_HANDLERS: Readonly<Record<string, RouteHandler>> = {
   "DELETE /threads/{thread_id}": server.deleteThread,
   "GET /threads/{thread_id}/state": server.getThreadState,
   "POST /threads/{thread_id}/history": server.getThreadHistory,
-  "POST /threads/{thread_id}/runs/wait": server.waitRun,
+  "POST /threads/{thread_id}/runs": runs.createRun,
+  "GET /threads/{thread_id}/runs": runs.listRuns,
+  "POST /threads/{thread_id}/runs/wait": runs.waitRun,
+  "GET /threads/{thread_id}/runs/{run_id}": runs.getRun,
+  "DELETE /threads/{thread_id}/runs/{run_id}": runs.deleteRun,
+  "GET /threads/{thread_id}/runs/{run_id}/join": runs.joinRun,
+  "POST /threads/{thread_id}/runs/{run_id}/cancel": runs.cancelRun,
+  "POST /runs": runs.createStatelessRun,
+  "POST /runs/wait": runs.waitStatelessRun,
   "GET /assistants/{assistant_id}": server.getAssistant,
   "POST /assistants/search": server.searchAssistants,
 };
@@ -104,36 +65,14 @@ if (Object.keys(ROUTE_HANDLERS).length !== ROUTES.length) {
  * (clients, logger, stores, compiled graphs) is built here or on first use, once per container.
  */
 export function createHandler(options: HandlerOptions): ApiHandler {
-  const environment = options.environment ?? readRuntimeConfig(process.env);
-  const logger = options.logger ?? createLogger(environment.logLevel);
-  const factories = resolveAssistants(options);
+  const runtime = assembleRuntime(options);
+  const { environment, logger, engine, registry, metrics } = runtime;
   const tenantClaim = options.tenantClaim ?? environment.tenantClaim;
   const maxBodyBytes = positive("maxBodyBytes", options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES);
-  const deadlineMarginMs = positive(
-    "deadlineMarginMs",
-    options.deadlineMarginMs,
-    environment.deadlineMarginMs,
-    true,
-  );
   const defaultRemainingMs = positive(
     "defaultRemainingMs",
     options.defaultRemainingMs,
     DEFAULT_REMAINING_MS,
-  );
-  const { saverFor, store } = resolveCheckpointing(options, environment);
-  const scope = saverFor ? new RequestScope() : undefined;
-  const registry = new GraphRegistry(factories, scope?.checkpointer, logger);
-  const engine = new RunEngine({
-    registry,
-    scope,
-    store,
-    saverFor,
-    deadlineMarginMs,
-    durability: options.durability,
-    logger,
-  });
-  const metrics = new RunMetrics(
-    options.metrics === false ? undefined : (options.metrics ?? stdoutSink),
   );
 
   return async (event, lambdaContext) => {
@@ -152,11 +91,16 @@ export function createHandler(options: HandlerOptions): ApiHandler {
       route = matched.key;
       face = matched.route.face;
       tenantId = tenantFrom(event, tenantClaim);
-      const body = matched.route.method === "POST" ? parseBody(event, maxBodyBytes) : {};
+      const body = ["POST", "PUT", "PATCH"].includes(matched.route.method)
+        ? parseBody(event, maxBodyBytes)
+        : {};
       const context: RouteContext = {
         engine,
         registry,
         metrics,
+        runs: runtime.runs,
+        webhooks: runtime.webhooks,
+        deadlineMarginMs: runtime.deadlineMarginMs,
         tenantId,
         params: matched.params,
         body,
@@ -219,85 +163,4 @@ function tenantFrom(event: HttpEvent, claim: string): string {
     }
     throw error;
   }
-}
-
-function resolveAssistants(options: HandlerOptions): Record<string, GraphFactory> {
-  if (options.assistants && options.graph) {
-    throw new InvalidConfigurationError("graph", "expected either assistants or graph, got both");
-  }
-  if (options.graph) return { agent: options.graph };
-  if (options.assistants) return options.assistants;
-  throw new InvalidConfigurationError(
-    "assistants",
-    "expected a map of GraphFactory functions, got nothing",
-  );
-}
-
-function resolveCheckpointing(
-  options: HandlerOptions,
-  environment: RuntimeConfig,
-): {
-  saverFor: ((tenantId: string) => TenantSaver) | undefined;
-  store: ThreadStore | undefined;
-} {
-  const checkpointer = options.checkpointer;
-  if (checkpointer === false) return { saverFor: undefined, store: undefined };
-  if (typeof checkpointer === "function") {
-    return {
-      saverFor: (tenantId) => factorySaver(checkpointer(tenantId), tenantId),
-      store: options.threadStore ?? new InMemoryThreadStore(),
-    };
-  }
-  if (checkpointer) {
-    // One instance serves every tenant: the handler scopes thread ids by tenant. An instance bound to one
-    // tenant would give that tenant unscoped ids that another tenant's scoped ids could equal.
-    if (checkpointer instanceof DynamoDBSaver) {
-      throw new InvalidConfigurationError(
-        "checkpointer",
-        `expected a saver shared by all tenants or a function (tenantId) => saver, got a saver bound to tenant ${checkpointer.tenantId}`,
-      );
-    }
-    return {
-      saverFor: () => ({ saver: checkpointer, bound: false }),
-      store: options.threadStore ?? new InMemoryThreadStore(),
-    };
-  }
-  const tableName = options.tableName ?? environment.tableName;
-  if (!tableName) return { saverFor: undefined, store: undefined };
-  const endpoint = environment.dynamodbEndpoint;
-  // One table context per container: every request's saver and the thread store share its record cache.
-  const table = new TableContext({
-    tableName,
-    client: options.dynamodbClient ?? new DynamoDBClient(endpoint ? { endpoint } : {}),
-    ttlSeconds: options.ttlSeconds,
-  });
-  return {
-    saverFor: (tenantId) => ({ saver: new DynamoDBSaver({ table, tenantId }), bound: true }),
-    store: options.threadStore ?? table.threads,
-  };
-}
-
-/** A factory's saver is bound when it is bound to the requested tenant; bound to another, it is refused. */
-function factorySaver(saver: AnySaver, tenantId: string): TenantSaver {
-  const bound = saver instanceof DynamoDBSaver ? saver.tenantId : undefined;
-  if (bound !== undefined && bound !== tenantId) {
-    throw new InvalidConfigurationError(
-      "checkpointer",
-      `expected the saver for tenant ${tenantId}, got one bound to tenant ${bound}`,
-    );
-  }
-  return { saver, bound: bound !== undefined };
-}
-
-function positive(
-  option: string,
-  value: number | undefined,
-  fallback: number,
-  allowZero = false,
-): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new InvalidConfigurationError(option, `expected a positive number, got ${value}`);
-  }
-  return value;
 }

@@ -34,8 +34,31 @@ export function json(
   return {
     statusCode,
     headers: { "content-type": "application/json", ...headers },
-    body: JSON.stringify(body),
+    body: toWireJson(body),
   };
+}
+
+/**
+ * JSON as LangGraph Server writes values: LangChain objects (messages) as plain dicts, their fields and `type`
+ * (`{"type": "human", "content": ..., "id": ...}`), never their serialization envelope (`{"lc": 1, ...}`).
+ */
+export function toWireJson(value: unknown): string {
+  return JSON.stringify(
+    value,
+    function (this: Record<string, unknown>, key: string, current: unknown) {
+      // `this[key]` is the value before its own toJSON ran; `current` after.
+      const raw = this[key];
+      if (
+        typeof raw === "object" &&
+        raw !== null &&
+        typeof (raw as { toDict?: unknown }).toDict === "function"
+      ) {
+        const { type, data } = (raw as { toDict: () => { type: string; data: object } }).toDict();
+        return { ...data, type };
+      }
+      return current;
+    },
+  );
 }
 
 export function noContent(): HttpResult {
@@ -171,4 +194,13 @@ export function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return `a ${typeof value}`;
+}
+
+/** Names a value that had the right type but not an allowed value: scalars verbatim (strings cut short), else its type. */
+export function describeValue(value: unknown): string {
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (typeof value === "string") {
+    return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  }
+  return describe(value);
 }

@@ -5,12 +5,21 @@ import {
   ThreadPausedError,
 } from "../shared/errors";
 import {
+  isBusy,
   isLeased,
   resumeRejection,
   type AcquireLeaseInput,
+  type CancelRunInput,
+  type ClaimRunInput,
+  type ClaimRunOutcome,
   type CreateThreadInput,
+  type EnqueueRunInput,
+  type EnqueueRunResult,
+  type FinishRunInput,
   type LockForDeleteInput,
   type ReleaseLeaseInput,
+  type RenewRunLeaseInput,
+  type RunLeaseState,
   type SearchThreadsInput,
   type ThreadRecord,
   type ThreadStore,
@@ -23,7 +32,9 @@ export interface InMemoryThreadStoreOptions {
 
 /**
  * Thread records in process memory, for checkpointers without a table (the dev server's in-memory saver).
- * Keyed by tenant and thread together, so no tenant can reach another tenant's record.
+ * Keyed by tenant and thread together, so no tenant can reach another tenant's record. Every method checks and
+ * changes a record in one synchronous step, so concurrent calls see each other's effects whole, as the table's
+ * conditional writes do.
  */
 export class InMemoryThreadStore implements ThreadStore {
   private readonly records = new Map<string, { tenantId: string; record: ThreadRecord }>();
@@ -45,14 +56,7 @@ export class InMemoryThreadStore implements ThreadStore {
       if (input.ifExists === "raise") throw new ThreadExistsError(input.threadId);
       return copy(existing.record);
     }
-    const record: ThreadRecord = {
-      threadId: input.threadId,
-      nextNodes: [],
-      interrupts: [],
-      metadata: { ...input.metadata },
-      createdAt: input.now,
-      updatedAt: input.now,
-    };
+    const record = newRecord(input.threadId, input.now, input.metadata);
     this.insert(key, input.tenantId, record);
     return copy(record);
   }
@@ -60,9 +64,11 @@ export class InMemoryThreadStore implements ThreadStore {
   async acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined> {
     const key = recordKey(input.tenantId, input.threadId);
     const existing = this.records.get(key)?.record;
-    if (!existing && input.mode !== "start-or-create")
+    if (!existing && input.mode !== "start-or-create") {
       throw new ThreadNotFoundError(input.threadId);
-    if (existing && isLeased(existing, input.now)) throw new ThreadBusyError(input.threadId);
+    }
+    // Background runs waiting for the thread go first: a direct run takes only an idle thread.
+    if (existing && isBusy(existing, input.now)) throw new ThreadBusyError(input.threadId);
     const rejection =
       input.mode === "resume" && existing ? resumeRejection(existing, input) : undefined;
     if (rejection) throw rejection;
@@ -70,14 +76,7 @@ export class InMemoryThreadStore implements ThreadStore {
       throw new ThreadPausedError(input.threadId);
     }
     const previous = existing ? copy(existing) : undefined;
-    const record: ThreadRecord = existing ?? {
-      threadId: input.threadId,
-      nextNodes: [],
-      interrupts: [],
-      metadata: {},
-      createdAt: input.now,
-      updatedAt: input.now,
-    };
+    const record = existing ?? newRecord(input.threadId, input.now, {});
     record.status = "RUNNING";
     record.updatedAt = input.now;
     record.leaseOwner = input.owner;
@@ -88,6 +87,10 @@ export class InMemoryThreadStore implements ThreadStore {
   }
 
   async releaseLease(input: ReleaseLeaseInput): Promise<boolean> {
+    return this.finishRun(input);
+  }
+
+  async finishRun(input: FinishRunInput): Promise<boolean> {
     const entry = this.records.get(recordKey(input.tenantId, input.threadId));
     if (!entry || entry.record.leaseOwner !== input.owner) return false;
     const record = entry.record;
@@ -96,6 +99,14 @@ export class InMemoryThreadStore implements ThreadStore {
     record.interrupts = input.interrupts.map((item) => ({ ...item }));
     record.updatedAt = input.now;
     if (input.assistantId !== undefined) record.assistantId = input.assistantId;
+    if (input.forkFrom !== undefined) record.forkFrom = input.forkFrom;
+    if (input.keepLease && input.leaseUntil !== undefined) record.leaseExpiresAt = input.leaseUntil;
+    if (input.handOff) {
+      record.continuing = input.owner;
+      return true;
+    }
+    delete record.continuing;
+    delete record.cancelAction;
     if (input.keepLease) return true;
     delete record.leaseOwner;
     delete record.leaseExpiresAt;
@@ -116,7 +127,7 @@ export class InMemoryThreadStore implements ThreadStore {
   async lockForDelete(input: LockForDeleteInput): Promise<ThreadRecord | undefined> {
     const entry = this.records.get(recordKey(input.tenantId, input.threadId));
     if (!entry) return undefined;
-    if (isLeased(entry.record, input.now)) throw new ThreadBusyError(input.threadId);
+    if (isBusy(entry.record, input.now)) throw new ThreadBusyError(input.threadId);
     const previous = copy(entry.record);
     entry.record.leaseOwner = input.owner;
     entry.record.leaseExpiresAt = input.expiresAt;
@@ -128,17 +139,111 @@ export class InMemoryThreadStore implements ThreadStore {
     if (this.records.get(key)?.record.leaseOwner === owner) this.records.delete(key);
   }
 
+  async enqueueRun(input: EnqueueRunInput): Promise<EnqueueRunResult> {
+    const key = recordKey(input.tenantId, input.threadId);
+    const existing = this.records.get(key)?.record;
+    if (!existing && !input.createIfMissing) throw new ThreadNotFoundError(input.threadId);
+    const record = existing ?? newRecord(input.threadId, input.now, {});
+    if (input.strategy === "reject" && isBusy(record, input.now)) {
+      throw new ThreadBusyError(input.threadId);
+    }
+    const cancelled: EnqueueRunResult["cancelled"] = [];
+    const holder = isLeased(record, input.now) ? record.leaseOwner : record.continuing;
+    if (input.strategy === "interrupt" || input.strategy === "rollback") {
+      for (const runId of record.runQueue) cancelled.push({ runId, state: "queued" });
+      record.runQueue = [];
+      if (holder !== undefined) {
+        cancelled.push({ runId: holder, state: "running" });
+        record.cancelAction = input.strategy;
+      }
+    }
+    const startsNow = record.runQueue.length === 0 && holder === undefined;
+    record.runQueue.push(input.runId);
+    record.updatedAt = input.now;
+    this.insert(key, input.tenantId, record);
+    return { cancelled, startsNow };
+  }
+
+  async claimRun(input: ClaimRunInput): Promise<ClaimRunOutcome> {
+    const record = this.records.get(recordKey(input.tenantId, input.threadId))?.record;
+    if (!record) return { kind: "none" };
+    const previous = copy(record);
+    let forkFrom: string | undefined;
+    if (input.runId !== undefined) {
+      if (record.continuing !== input.runId && record.leaseOwner !== input.runId) {
+        return { kind: "none" };
+      }
+      if (isLeased(record, input.now)) return { kind: "wait", until: record.leaseExpiresAt! + 1 };
+      delete record.continuing;
+    } else {
+      const head = record.runQueue[0];
+      if (head === undefined || isLeased(record, input.now) || record.continuing !== undefined) {
+        return { kind: "none" };
+      }
+      record.runQueue.shift();
+      forkFrom = record.forkFrom;
+      delete record.forkFrom;
+      delete record.cancelAction;
+    }
+    record.leaseOwner = input.runId ?? previous.runQueue[0]!;
+    record.leaseExpiresAt = input.expiresAt;
+    record.status = "RUNNING";
+    record.updatedAt = input.now;
+    return {
+      kind: "claimed",
+      run: {
+        runId: record.leaseOwner,
+        previous,
+        ...(forkFrom !== undefined ? { forkFrom } : {}),
+      },
+    };
+  }
+
+  async renewRunLease(input: RenewRunLeaseInput): Promise<RunLeaseState> {
+    const record = this.records.get(recordKey(input.tenantId, input.threadId))?.record;
+    if (!record || record.leaseOwner !== input.runId) return { held: false };
+    record.leaseExpiresAt = input.expiresAt;
+    return record.cancelAction ? { held: true, cancel: record.cancelAction } : { held: true };
+  }
+
+  async cancelRun(input: CancelRunInput): Promise<"running" | "queued" | "absent"> {
+    const record = this.records.get(recordKey(input.tenantId, input.threadId))?.record;
+    if (!record) return "absent";
+    const position = record.runQueue.indexOf(input.runId);
+    if (position >= 0) {
+      record.runQueue.splice(position, 1);
+      return "queued";
+    }
+    if (record.leaseOwner === input.runId || record.continuing === input.runId) {
+      record.cancelAction = input.action;
+      return "running";
+    }
+    return "absent";
+  }
+
   private insert(key: string, tenantId: string, record: ThreadRecord): void {
     // Re-inserting keeps Map order = least recently written first, which is the eviction order.
     this.records.delete(key);
     this.records.set(key, { tenantId, record });
     if (this.records.size <= this.maxThreads) return;
     for (const [candidate, entry] of this.records) {
-      if (candidate === key || isLeased(entry.record, record.updatedAt)) continue;
+      if (candidate === key || isBusy(entry.record, record.updatedAt)) continue;
       this.records.delete(candidate);
       break;
     }
   }
+}
+
+function newRecord(threadId: string, now: number, metadata: Record<string, unknown>): ThreadRecord {
+  return {
+    threadId,
+    nextNodes: [],
+    interrupts: [],
+    metadata: { ...metadata },
+    createdAt: now,
+    updatedAt: now,
+    runQueue: [],
+  };
 }
 
 /** Callers get copies, so nothing outside the store can change a stored record (values are JSON data). */
@@ -148,6 +253,7 @@ function copy(record: ThreadRecord): ThreadRecord {
     nextNodes: [...record.nextNodes],
     interrupts: record.interrupts.map((item) => ({ ...item })),
     metadata: { ...record.metadata },
+    runQueue: [...record.runQueue],
   };
 }
 

@@ -5,6 +5,17 @@ export {
   type ApiHandler,
   type HandlerOptions,
 } from "./handler";
+export { createWorkerHandler, type WorkerHandler, type WorkerResult } from "./worker";
+export {
+  InProcessDispatcher,
+  LambdaDispatcher,
+  RUN_JOB_KIND,
+  parseRunJob,
+  type RunJobEvent,
+} from "./dispatchers";
+export type { RunDispatcher, RunJob } from "./run-manager";
+export { InMemoryRunStore } from "./in-memory-run-store";
+export type { MultitaskStrategy, RunRecord, RunStatus, RunStore } from "../shared/runs";
 export {
   API_GATEWAY_TIMEOUT_MS,
   DEFAULT_DEADLINE_MARGIN_MS,

@@ -3,8 +3,10 @@ import { InvalidIdentifierError } from "../shared/errors";
 import { assertPathIdentifier } from "../shared/identifiers";
 import type { RunEngine, RunOutcome } from "./engine";
 import type { GraphRegistry } from "./graph-registry";
-import { describe, HttpError, type HttpResult } from "./http";
+import { describe, describeValue, HttpError, type HttpResult } from "./http";
 import type { RunMetrics } from "./observability";
+import type { RunManager } from "./run-manager";
+import type { WebhookSender } from "./webhooks";
 
 /** Fields of the one log line per request; route handlers fill in what they learn. */
 export interface RequestLogFields {
@@ -18,6 +20,11 @@ export interface RouteContext {
   engine: RunEngine;
   registry: GraphRegistry;
   metrics: RunMetrics;
+  /** Background runs; undefined for a handler without a checkpointer. */
+  runs: RunManager | undefined;
+  webhooks: WebhookSender;
+  /** Time a run leaves free before the Lambda deadline. */
+  deadlineMarginMs: number;
   tenantId: string;
   params: Record<string, string>;
   body: Record<string, unknown>;
@@ -78,13 +85,16 @@ export function integerField(
   fallback: number,
   min: number,
   max: number,
+  /** The value may come as a string (a query parameter). */
+  fromString = false,
 ): number {
-  const value = body[field];
+  const raw = body[field];
+  const value = fromString && typeof raw === "string" && /^-?\d+$/.test(raw) ? Number(raw) : raw;
   if (value === undefined || value === null) return fallback;
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
     throw new HttpError(
       422,
-      `Invalid ${field}: expected an integer from ${min} to ${max}, got ${typeof value === "number" ? value : describe(value)}`,
+      `Invalid ${field}: expected an integer from ${min} to ${max}, got ${describeValue(value)}`,
     );
   }
   return value;

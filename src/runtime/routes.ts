@@ -20,7 +20,7 @@ import {
 export type ApiFace = "simple" | "server";
 
 export interface RouteDefinition {
-  method: "GET" | "POST" | "DELETE";
+  method: "GET" | "POST" | "DELETE" | "PATCH" | "PUT";
   /** API Gateway route path, with `{param}` placeholders. */
   path: string;
   /** The simple face (the seed contract) or the LangGraph Server face (for `@langchain/langgraph-sdk`). */
@@ -36,7 +36,15 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: "DELETE", path: "/threads/{thread_id}", face: "server" },
   { method: "GET", path: "/threads/{thread_id}/state", face: "server" },
   { method: "POST", path: "/threads/{thread_id}/history", face: "server" },
+  { method: "POST", path: "/threads/{thread_id}/runs", face: "server" },
+  { method: "GET", path: "/threads/{thread_id}/runs", face: "server" },
   { method: "POST", path: "/threads/{thread_id}/runs/wait", face: "server" },
+  { method: "GET", path: "/threads/{thread_id}/runs/{run_id}", face: "server" },
+  { method: "DELETE", path: "/threads/{thread_id}/runs/{run_id}", face: "server" },
+  { method: "GET", path: "/threads/{thread_id}/runs/{run_id}/join", face: "server" },
+  { method: "POST", path: "/threads/{thread_id}/runs/{run_id}/cancel", face: "server" },
+  { method: "POST", path: "/runs", face: "server" },
+  { method: "POST", path: "/runs/wait", face: "server" },
   { method: "GET", path: "/assistants/{assistant_id}", face: "server" },
   { method: "POST", path: "/assistants/search", face: "server" },
 ];

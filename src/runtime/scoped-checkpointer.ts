@@ -13,13 +13,21 @@ import {
 import { MemoryTableError } from "../shared/errors";
 import type { AnySaver } from "./types";
 
+/** The saver of the work in progress, and metadata its runs add to every checkpoint they write. */
+interface SaverScope {
+  saver: AnySaver;
+  checkpointMetadata?: Record<string, unknown>;
+}
+
 /**
  * A checkpointer that forwards every call to the saver of the request in progress. Graphs are compiled once
  * per container with it, while each request still gets its own saver (bound to its tenant). Methods are
- * forwarded explicitly (not through a Proxy): LangGraph calls them many times per step.
+ * forwarded explicitly (not through a Proxy): LangGraph calls them many times per step. A run's metadata (its
+ * id, assistant, graph and the client's metadata) is added to each checkpoint it writes, so history can be
+ * filtered by it.
  */
 class ScopedCheckpointer extends BaseCheckpointSaver<string | number> {
-  constructor(private readonly storage: AsyncLocalStorage<AnySaver>) {
+  constructor(private readonly storage: AsyncLocalStorage<SaverScope>) {
     super();
     // The base constructor stores `serde` as an own property; the current saver's serializer must win.
     Object.defineProperty(this, "serde", {
@@ -29,13 +37,17 @@ class ScopedCheckpointer extends BaseCheckpointSaver<string | number> {
   }
 
   private current(): AnySaver {
-    const saver = this.storage.getStore();
-    if (!saver) {
+    return this.scope().saver;
+  }
+
+  private scope(): SaverScope {
+    const scope = this.storage.getStore();
+    if (!scope) {
       throw new MemoryTableError(
         "The handler's checkpointer was used outside a request: use it only while the graph runs",
       );
     }
-    return saver;
+    return scope;
   }
 
   override get(config: RunnableConfig): Promise<Checkpoint | undefined> {
@@ -59,7 +71,9 @@ class ScopedCheckpointer extends BaseCheckpointSaver<string | number> {
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
-    return this.current().put(config, checkpoint, metadata, newVersions);
+    const { saver, checkpointMetadata } = this.scope();
+    const stamped = checkpointMetadata ? { ...checkpointMetadata, ...metadata } : metadata;
+    return saver.put(config, checkpoint, stamped, newVersions);
   }
 
   override putWrites(
@@ -88,11 +102,18 @@ class ScopedCheckpointer extends BaseCheckpointSaver<string | number> {
 
 /** Binds the graphs' shared checkpointer to one request's saver for the duration of a piece of work. */
 export class RequestScope {
-  private readonly storage = new AsyncLocalStorage<AnySaver>();
+  private readonly storage = new AsyncLocalStorage<SaverScope>();
   readonly checkpointer = new ScopedCheckpointer(this.storage) as unknown as BaseCheckpointSaver;
 
-  /** Runs `work` with `saver` as the target of {@link checkpointer}. */
-  run<T>(saver: AnySaver, work: () => Promise<T>): Promise<T> {
-    return this.storage.run(saver, work);
+  /**
+   * Runs `work` with `saver` as the target of {@link checkpointer}; `checkpointMetadata` is added to every
+   * checkpoint it writes (LangGraph's own metadata wins on a clash).
+   */
+  run<T>(
+    saver: AnySaver,
+    work: () => Promise<T>,
+    checkpointMetadata?: Record<string, unknown>,
+  ): Promise<T> {
+    return this.storage.run({ saver, checkpointMetadata }, work);
   }
 }

@@ -1,17 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { assertIdentifier } from "../shared/identifiers";
-import { describe, HttpError, json, noContent } from "./http";
+import { describe, describeValue, HttpError, json, noContent } from "./http";
 import {
   assistantFrom,
-  exactlyOne,
   integerField,
   objectField,
   threadIdFrom,
   type RouteContext,
   type RouteHandler,
 } from "./route-context";
-import { deadlineMessage, runAndRecord } from "./run-request";
 import { SEARCH_STATUSES, threadJson, threadStateJson } from "./serialize";
 import type { ThreadRecord } from "../shared/threads";
 
@@ -79,7 +77,7 @@ export const searchThreads: RouteHandler = async (context) => {
     if (!status) {
       throw new HttpError(
         422,
-        `Invalid status: expected one of ${[...SEARCH_STATUSES.keys()].join(", ")}, got ${typeof body.status === "string" ? JSON.stringify(body.status) : describe(body.status)}`,
+        `Invalid status: expected one of ${[...SEARCH_STATUSES.keys()].join(", ")}, got ${describeValue(body.status)}`,
       );
     }
   }
@@ -138,97 +136,6 @@ export const getThreadHistory: RouteHandler = async (context) => {
     return collected;
   });
   return json(200, states);
-};
-
-/** LangGraph Server run options this server does not implement: refused rather than silently ignored. */
-const UNSUPPORTED_RUN_FIELDS = [
-  "interrupt_before",
-  "interrupt_after",
-  "checkpoint",
-  "checkpoint_id",
-  "stream_mode",
-  "stream_subgraphs",
-  "stream_resumable",
-  "webhook",
-  "on_completion",
-  "after_seconds",
-  "feedback_keys",
-] as const;
-
-export const waitRun: RouteHandler = async (context) => {
-  const threadId = threadIdFrom(context.params.thread_id, 422);
-  const { body } = context;
-  const command = objectField(body, "command");
-  if (
-    command &&
-    Object.keys(command).some((key) => key !== "resume" && command[key] !== undefined)
-  ) {
-    throw new HttpError(
-      422,
-      `Invalid command: expected only resume, got ${Object.keys(command).join(", ")}`,
-    );
-  }
-  const hasResume = command !== undefined && "resume" in command;
-  exactlyOne("input" in body, hasResume, "command.resume");
-  const strategy = body.multitask_strategy ?? "reject";
-  if (strategy !== "reject") {
-    throw new HttpError(
-      422,
-      `Invalid multitask_strategy: expected "reject", got ${JSON.stringify(strategy)}`,
-    );
-  }
-  const ifNotExists = body.if_not_exists ?? "reject";
-  if (ifNotExists !== "reject" && ifNotExists !== "create") {
-    throw new HttpError(
-      422,
-      `Invalid if_not_exists: expected "reject" or "create", got ${JSON.stringify(ifNotExists)}`,
-    );
-  }
-  for (const field of UNSUPPORTED_RUN_FIELDS) {
-    if (body[field] !== undefined && body[field] !== null) {
-      throw new HttpError(
-        422,
-        `Invalid ${field}: expected it absent (not supported by this server), got ${describe(body[field])}`,
-      );
-    }
-  }
-  const assistantId = assistantFrom(context.registry, body.assistant_id, 422);
-  if (!context.engine.stateful && ifNotExists !== "create") {
-    // Stateless: no thread ever exists, so the default `reject` is a 404 as for any missing thread.
-    throw new HttpError(
-      404,
-      `Thread not found: ${threadId} (this handler keeps no threads: send if_not_exists "create")`,
-    );
-  }
-  const outcome = await runAndRecord(context, {
-    threadId,
-    assistantId,
-    kind: hasResume ? "resume" : "start",
-    input: body.input,
-    resume: command?.resume,
-    createIfMissing: ifNotExists === "create",
-  });
-  // Never 202/204 here: the SDK drops such bodies. Failures are 200 `__error__`, which the SDK does not retry.
-  switch (outcome.kind) {
-    case "completed":
-      return json(200, outcome.values);
-    case "paused":
-      return json(200, {
-        ...outcome.values,
-        __interrupt__: outcome.interrupts.map(({ id, value }) => ({ id, value })),
-      });
-    case "deadline":
-      return json(200, {
-        __error__: { error: "TimeoutError", message: deadlineMessage(threadId) },
-      });
-    case "failed":
-      return json(200, {
-        __error__: {
-          error: outcome.errorName,
-          message: `${outcome.message} (error id ${outcome.errorId})`,
-        },
-      });
-  }
 };
 
 export const getAssistant: RouteHandler = async (context) => {

@@ -194,3 +194,67 @@ export class RunDeadlineError extends RuntimeError {
     );
   }
 }
+
+/** Root of the long-term memory store's errors (DynamoDBStore, BoundedInMemoryStore). */
+export class StoreError extends MemoryTableError {}
+
+/**
+ * An operation the store cannot accept: a malformed namespace, key, value, filter, page, TTL or query. Thrown
+ * before any request, so nothing of the batch holding it was read or written.
+ */
+export class InvalidStoreOperationError extends StoreError {
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+  ) {
+    super(`Invalid ${field}: ${reason}`);
+  }
+}
+
+/** A value (with its embedding vectors) over the store's size limit; nothing of its batch was written. */
+export class StoreValueTooLargeError extends StoreError {
+  constructor(
+    readonly limitBytes: number,
+    readonly attemptedBytes: number,
+    /** What was measured: the value's JSON, or the value with its embedding vectors. */
+    readonly part: string,
+  ) {
+    super(
+      `Store value too large: the ${part} takes ${attemptedBytes} bytes, over the limit of ${limitBytes} bytes; nothing was written`,
+    );
+  }
+}
+
+/** Names of the guardrails of the bounded in-memory store. */
+export type StoreCapacityLimit = "maxItems" | "maxTotalBytes";
+
+/** A write the bounded in-memory store refused; the store is exactly as it was. */
+export class StoreCapacityError extends StoreError {
+  constructor(
+    readonly limit: StoreCapacityLimit,
+    readonly configured: number,
+    readonly attempted: number,
+  ) {
+    super(`Store capacity exceeded: ${limit} is ${configured}, the write needed ${attempted}`);
+  }
+}
+
+/**
+ * A semantic search (`query`) over more items than the store compares: vectors are compared in the function, so
+ * each such search reads every item under its prefix, up to the index's `maxCandidates`. Nothing is returned
+ * rather than a ranking of some of the items.
+ */
+export class StoreSearchTooBroadError extends StoreError {
+  constructor(readonly maxCandidates: number) {
+    super(
+      `Semantic search too broad: more than ${maxCandidates} items match the namespace prefix and filter; narrow the prefix or the filter, or raise index.maxCandidates`,
+    );
+  }
+}
+
+/** The embeddings model returned vectors the index cannot use; nothing of the batch was written. */
+export class StoreEmbeddingError extends StoreError {
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super(`Invalid embeddings: ${reason}`, options);
+  }
+}

@@ -1,4 +1,5 @@
 import { AssistantMismatchError, NothingToResumeError } from "./errors";
+import type { CancelAction, MultitaskStrategy } from "./runs";
 
 /**
  * The thread record's model: what every thread store (DynamoDB's thread records, the in-memory one) keeps per
@@ -35,6 +36,14 @@ export interface ThreadRecord {
   updatedAt: number;
   leaseOwner?: string;
   leaseExpiresAt?: number;
+  /** Runs waiting for the thread, in order (background runs). */
+  runQueue: string[];
+  /** The lease holder was asked to stop. */
+  cancelAction?: CancelAction;
+  /** A run between two legs: it holds the thread until its next leg starts. */
+  continuing?: string;
+  /** Checkpoint the next run forks from (where a rolled-back run had started; "" for an empty thread). */
+  forkFrom?: string;
 }
 
 /** What a run needs the thread to be before it may take the lease. */
@@ -78,6 +87,8 @@ export interface ReleaseLeaseInput {
   assistantId?: string;
   /** Write the outcome but keep the lease until it lapses (an aborted node may still be running). */
   keepLease?: boolean;
+  /** With keepLease: when the kept lease lapses (epoch ms); unset keeps its current expiry. */
+  leaseUntil?: number;
 }
 
 export interface LockForDeleteInput {
@@ -129,11 +140,102 @@ export interface ThreadStore {
   lockForDelete(input: LockForDeleteInput): Promise<ThreadRecord | undefined>;
   /** Removes the record if the deletion still holds its lease (it may be gone already with the thread's items). */
   delete(tenantId: string, threadId: string, owner: string): Promise<void>;
+  /**
+   * Puts a run in the thread's queue as its strategy says: `reject` throws ThreadBusyError when a run holds,
+   * continues on or waits for the thread; `interrupt`/`rollback` replace the waiting runs and ask the holder to
+   * stop; `enqueue` appends. Throws ThreadNotFoundError when the thread is missing and may not be created.
+   */
+  enqueueRun(input: EnqueueRunInput): Promise<EnqueueRunResult>;
+  /** Takes the thread for a run: the head of the queue, or (`runId`) a run's next leg. */
+  claimRun(input: ClaimRunInput): Promise<ClaimRunOutcome>;
+  /** Extends a run's lease; says whether it is still held and whether the run was asked to stop. */
+  renewRunLease(input: RenewRunLeaseInput): Promise<RunLeaseState>;
+  /** Asks a run to stop: removed from the queue when waiting, marked when holding the thread. */
+  cancelRun(input: CancelRunInput): Promise<"running" | "queued" | "absent">;
+  /** Ends a run's lease (a release, a hand-off to its next leg, or a rollback). False when it was not held. */
+  finishRun(input: FinishRunInput): Promise<boolean>;
 }
 
 /** True while a lease is held and has not lapsed. */
 export function isLeased(record: ThreadRecord, now: number): boolean {
   return record.leaseOwner !== undefined && (record.leaseExpiresAt ?? 0) >= now;
+}
+
+/** True while a run holds the thread, continues on it, or waits for it. */
+export function isBusy(record: ThreadRecord, now: number): boolean {
+  return isLeased(record, now) || record.continuing !== undefined || record.runQueue.length > 0;
+}
+
+export interface EnqueueRunInput {
+  tenantId: string;
+  threadId: string;
+  runId: string;
+  strategy: MultitaskStrategy;
+  now: number;
+  /** Create the thread when it does not exist (`if_not_exists: "create"`, stateless runs). */
+  createIfMissing: boolean;
+}
+
+export interface EnqueueRunResult {
+  /** Runs this one cancels (`interrupt`/`rollback`): the one holding the thread, and those it replaces. */
+  cancelled: Array<{ runId: string; state: "running" | "queued" }>;
+  /** The run is first in the queue and no run holds the thread: a claim now takes it. */
+  startsNow: boolean;
+}
+
+export interface ClaimRunInput {
+  tenantId: string;
+  threadId: string;
+  now: number;
+  /** When the lease lapses unless renewed (a short heartbeat lease, or the leg's deadline). */
+  expiresAt: number;
+  /** Continue this run (its next leg); undefined takes the run at the head of the queue. */
+  runId?: string;
+}
+
+export interface ClaimedRun {
+  runId: string;
+  /** The record as it was before the claim (what a failed start restores). */
+  previous: ThreadRecord;
+  /** Checkpoint to fork from (after a rollback), consumed by this claim. */
+  forkFrom?: string;
+}
+
+/**
+ * What a claim got: the thread for a run; a wait (the run's previous leg keeps the lease until `until`, epoch
+ * ms, because a node it aborted may still be running); or nothing to do (no run waits, or another run holds
+ * the thread and takes the next one itself).
+ */
+export type ClaimRunOutcome =
+  { kind: "claimed"; run: ClaimedRun } | { kind: "wait"; until: number } | { kind: "none" };
+
+export interface RenewRunLeaseInput {
+  tenantId: string;
+  threadId: string;
+  runId: string;
+  expiresAt: number;
+}
+
+export interface RunLeaseState {
+  /** False when the lease was lost (another holder, or the thread is gone). */
+  held: boolean;
+  /** Set when the run was asked to stop. */
+  cancel?: CancelAction;
+}
+
+export interface CancelRunInput {
+  tenantId: string;
+  threadId: string;
+  runId: string;
+  action: CancelAction;
+}
+
+/** How a run's lease ends, beyond ReleaseLeaseInput: a hand-off to the next leg, or a rollback's fork point. */
+export interface FinishRunInput extends ReleaseLeaseInput {
+  /** Keep the thread for this run's next leg (the lease stays, marked as continuing). */
+  handOff?: boolean;
+  /** The next run forks from this checkpoint ("" for an empty thread): this run was rolled back. */
+  forkFrom?: string;
 }
 
 /** Why a resume may not take the lease of `record` (checked before any write), or undefined when it may. */

@@ -1,9 +1,10 @@
 import type { QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 import type { Item, ItemKey, TableClient } from "./client";
 import { CHECKPOINT_ITEM_ATTRIBUTES as C, TABLE_KEYS } from "./definition";
-import { sortKeyBetween, sortKeyBeginsWith, sortKeyFrom } from "./expressions";
+import { sortKeyBetween, sortKeyBeginsWith } from "./expressions";
 import {
   MAX_CHUNKS,
+  NESTED_CHECKPOINT_PREFIX,
   ROOT_CHECKPOINT_PREFIX,
   THREAD_RECORD_SK,
   checkpointItemRange,
@@ -176,6 +177,8 @@ export const HOLDER_ATTRIBUTES = [
   C.spill,
 ] as const;
 
+// Above every nested checkpoint key (`n#...`: `$` sorts right after `#`), below run records (`r#...`).
+const NAMESPACES_END = `${NESTED_CHECKPOINT_PREFIX.slice(0, -1)}$`;
 // First page of a latest-checkpoint Query: the thread record, a few writes and the checkpoint.
 const LATEST_FIRST_PAGE = 3;
 const LATEST_NEXT_PAGES = 50;
@@ -214,11 +217,14 @@ export class CheckpointItems {
     return this.table.queryAll(sortKeyBetween(pk, low, high));
   }
 
-  /** Every item of one namespace, or of every namespace (the thread record included) when it is undefined. */
+  /**
+   * Every item of one namespace, or of every namespace (the thread record included, the thread's run records
+   * after them not) when it is undefined.
+   */
   readNamespace(pk: string, namespace: string | undefined): Promise<Item[]> {
     return this.table.queryAll(
       namespace === undefined
-        ? sortKeyFrom(pk, ROOT_CHECKPOINT_PREFIX)
+        ? sortKeyBetween(pk, ROOT_CHECKPOINT_PREFIX, NAMESPACES_END)
         : sortKeyBeginsWith(pk, checkpointPrefix(namespace)),
     );
   }

@@ -4,6 +4,7 @@ import { InvalidConfigurationError } from "../shared/errors";
 import { CheckpointItems } from "./checkpoint-items";
 import { TableClient } from "./client";
 import { ExpiryPolicy } from "./expiry";
+import { RunItems } from "./run-items";
 import { ThreadRecords } from "./thread-records";
 
 export interface TableContextOptions {
@@ -27,6 +28,7 @@ export class TableContext {
   readonly expiry: ExpiryPolicy;
   readonly threads: ThreadRecords;
   readonly checkpoints: CheckpointItems;
+  readonly runs: RunItems;
   readonly now: () => number;
 
   constructor(options: TableContextOptions) {
@@ -41,6 +43,7 @@ export class TableContext {
     this.expiry = new ExpiryPolicy(options.ttlSeconds);
     this.threads = new ThreadRecords(this.client, this.expiry, this.now);
     this.checkpoints = new CheckpointItems(this.client);
+    this.runs = new RunItems(this.client, this.threads);
   }
 
   get tableName(): string {

@@ -24,7 +24,10 @@ export const TABLE_KEYS = {
   sortKey: "sk",
 } as const;
 
-/** DynamoDB TTL attribute (epoch seconds). Only thread records carry it: threads expire whole. */
+/**
+ * DynamoDB TTL attribute (epoch seconds). Of a thread's items only its record carries it (threads expire whole);
+ * store items that expire carry their own (the cleaner acts on thread records only).
+ */
 export const TTL_ATTRIBUTE = "ttl";
 
 /**
@@ -63,6 +66,39 @@ export const THREAD_ATTRIBUTES = {
   assistantId: "assistant_id",
   /** JSON of the thread's metadata (`threads.create({metadata})`). */
   metadata: "metadata",
+  /** Ids of the runs waiting for the thread, in order (the run holding the lease is not among them). */
+  runQueue: "run_queue",
+  /** `interrupt` or `rollback`: the run holding the lease was asked to stop. */
+  cancelAction: "cancel_action",
+  /** Id of the run that holds the thread between two legs (it continues from its last checkpoint). */
+  continuing: "continuing",
+  /** Checkpoint the next run starts from (a fork): where a rolled-back run had started. */
+  forkFrom: "fork_from",
+} as const;
+
+/** Attribute names of run records (`sk = r#<run id>` in the thread's partition). */
+export const RUN_ITEM_ATTRIBUTES = {
+  /** Item kind: `r`. */
+  kind: "k",
+  /** The thread generation the run belongs to (removed with its thread). */
+  generation: "g",
+  runId: "run_id",
+  /** pending, running, success, error, timeout, interrupted. */
+  status: "status",
+  assistantId: "assistant_id",
+  multitaskStrategy: "multitask",
+  /** Epoch milliseconds. */
+  createdAt: "created_at",
+  /** Epoch milliseconds. */
+  updatedAt: "updated_at",
+  /** Legs started so far. */
+  legs: "legs",
+  /** Epoch milliseconds at which the first leg started the graph. */
+  startedAt: "started_at",
+  /** The thread's latest checkpoint when the run first started (a rollback returns there). */
+  startCheckpointId: "start_cp",
+  /** JSON of what the run was asked to do (kwargs), its metadata and, once it failed, its error. */
+  body: "body",
 } as const;
 
 /**
@@ -181,3 +217,26 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
     StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE_DEFINITION.streamViewType },
   };
 }
+
+/**
+ * Attribute names of the long-term memory store's items (`pk = <tenant>##store`, `sk = i#<namespace>##<key>`,
+ * see keys.ts): one or two letters, since a search reads every item of a namespace range. The item shape and
+ * its requests are in store-items.ts.
+ *
+ * | attribute | holds                                                                                 |
+ * |-----------|---------------------------------------------------------------------------------------|
+ * | `v`       | the value as JSON text, or its brotli bytes when those are smaller                    |
+ * | `ca`      | creation time, epoch milliseconds (kept when the item is overwritten)                 |
+ * | `ua`      | last write, epoch milliseconds                                                        |
+ * | `ttl`     | expiry, epoch seconds (DynamoDB TTL removes the item; absent: the item never expires) |
+ * | `tm`      | the item's TTL in minutes, which a refreshing read renews it by (present with `ttl`)  |
+ * | `e`       | embedding vectors for semantic search, float32 little-endian, one after another       |
+ */
+export const STORE_ITEM_ATTRIBUTES = {
+  value: "v",
+  createdAt: "ca",
+  updatedAt: "ua",
+  ttl: TTL_ATTRIBUTE,
+  ttlMinutes: "tm",
+  vectors: "e",
+} as const;

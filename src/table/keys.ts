@@ -246,3 +246,67 @@ function assertSequence(sequence: string): string {
   }
   return sequence;
 }
+
+// ---------------------------------------------------------------- the long-term memory store
+
+/**
+ * Prefix of every store item's sort key. A store item is `i#<label>#<label>#…##<key>` in the tenant's store
+ * partition: each namespace label is encoded and closed by `#`, then a second `#` and the encoded key. Labels are
+ * never empty, so `##` is where the namespace ends; `#` sorts below every encoded character, so a namespace's own
+ * items come before its children and the items of every namespace starting with some labels are one key range.
+ */
+export const STORE_ITEM_PREFIX = "i#";
+
+/** The partition of a tenant's long-term memory store: `<tenant>##store`. */
+export function storePartitionKey(tenantId: string): string {
+  return tenantPartitionKey(tenantId, "store");
+}
+
+/** Prefix of the sort keys of every item whose namespace starts with `labels` (`[]`: every item). */
+export function storeNamespacePrefix(labels: readonly string[]): string {
+  let prefix = STORE_ITEM_PREFIX;
+  for (const label of labels) {
+    if (label.length === 0) throw new RangeError("Invalid store namespace label: empty");
+    prefix += `${encodeKeyPart(label)}${SEPARATOR}`;
+  }
+  return prefix;
+}
+
+/** Prefix of the sort keys of the items of exactly `namespace` (not of its children). */
+export function storeOwnItemsPrefix(namespace: readonly string[]): string {
+  return `${storeNamespacePrefix(namespace)}${SEPARATOR}`;
+}
+
+/** The sort key of one store item. */
+export function storeItemSortKey(namespace: readonly string[], key: string): string {
+  if (namespace.length === 0) throw new RangeError("Invalid store namespace: empty");
+  if (key.length === 0) throw new RangeError("Invalid store key: empty");
+  return `${storeOwnItemsPrefix(namespace)}${encodeKeyPart(key)}`;
+}
+
+/** The namespace and key of a store item's sort key. */
+export function parseStoreItemSortKey(sk: string): { namespace: string[]; key: string } {
+  const end = sk.indexOf(`${SEPARATOR}${SEPARATOR}`, STORE_ITEM_PREFIX.length - 1);
+  if (!sk.startsWith(STORE_ITEM_PREFIX) || end < STORE_ITEM_PREFIX.length) {
+    throw new RangeError(`Invalid sort key: ${JSON.stringify(sk)} is not a store item key`);
+  }
+  const labels = sk.slice(STORE_ITEM_PREFIX.length, end + 1).split(SEPARATOR);
+  labels.pop(); // the empty part after the last label's closing `#`
+  const encodedKey = sk.slice(end + 2);
+  if (encodedKey.length === 0 || encodedKey.includes(SEPARATOR) || labels.includes("")) {
+    throw new RangeError(`Invalid sort key: ${JSON.stringify(sk)} is not a store item key`);
+  }
+  return { namespace: labels.map(decodeKeyPart), key: decodeKeyPart(encodedKey) };
+}
+
+/**
+ * The first sort key after every key starting with `prefix` (a prefix from storeNamespacePrefix or
+ * storeOwnItemsPrefix, so it ends with `#`): `#` becomes `$`, the next character up. No store item has this key
+ * (it has no `##`), so it is a safe inclusive bound of a BETWEEN, and the lower bound that skips a whole range.
+ */
+export function storePrefixEnd(prefix: string): string {
+  if (!prefix.startsWith(STORE_ITEM_PREFIX) || !prefix.endsWith(SEPARATOR)) {
+    throw new RangeError(`Invalid store key prefix: ${JSON.stringify(prefix)}`);
+  }
+  return `${prefix.slice(0, -1)}${String.fromCharCode(SEPARATOR.charCodeAt(0) + 1)}`;
+}

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import {
   NothingToResumeError,
   ThreadBusyError,
@@ -9,20 +8,27 @@ import {
 } from "../shared/errors";
 import {
   INBOX_STATUSES,
+  isBusy,
   isLeased,
-  isThreadStatus,
   resumeRejection,
   type AcquireLeaseInput,
+  type CancelRunInput,
+  type ClaimRunInput,
+  type ClaimRunOutcome,
   type CreateThreadInput,
+  type EnqueueRunInput,
+  type EnqueueRunResult,
+  type FinishRunInput,
   type LockForDeleteInput,
-  type PendingInterrupt,
   type ReleaseLeaseInput,
+  type RenewRunLeaseInput,
+  type RunLeaseState,
   type SearchThreadsInput,
   type ThreadRecord,
   type ThreadStatus,
   type ThreadStore,
 } from "../shared/threads";
-import type { Item, ItemKey, TableClient } from "./client";
+import type { Item, TableClient } from "./client";
 import {
   TABLE_KEYS,
   THREAD_ATTRIBUTES as A,
@@ -32,7 +38,6 @@ import {
 import { isExpired, notExpired, type ExpiryPolicy } from "./expiry";
 import {
   allOf,
-  anyOf,
   expression,
   indexPartition,
   renderUpdate,
@@ -40,7 +45,25 @@ import {
   type Expression,
   type UpdateFragment,
 } from "./expressions";
-import { THREAD_RECORD_SK, parseThreadPartitionKey, threadPartitionKey } from "./keys";
+import { parseThreadPartitionKey, threadPartitionKey } from "./keys";
+import {
+  assistantIs,
+  interruptPending,
+  leaseFree,
+  leaseHeldBy,
+  newGeneration,
+  queueIdle,
+  queueUnchanged,
+  recordAbsent,
+  recordExists,
+  recordKey,
+  statusFragment,
+  statusIs,
+  statusIsNot,
+  tenantStatus,
+  toRecord,
+  unchanged,
+} from "./thread-record-model";
 import { removeThreadLeftovers } from "./thread-removal";
 
 /** What a writer needs of a live thread: the generation its items carry, and until when the thread lives. */
@@ -55,6 +78,8 @@ interface CachedLife extends ThreadLife {
   confirmedAt: number;
 }
 
+// Attempts of a read-decide-write on the run queue before giving up as busy.
+const MAX_QUEUE_ATTEMPTS = 5;
 // How long what this container last saw of a record is trusted: another process may delete the thread, and a
 // write must not go out under a generation that no longer has a record. (The HTTP runtime's lease excludes
 // that race; long-lived processes, such as a dev server, rely on this bound.)
@@ -183,7 +208,8 @@ export class ThreadRecords implements ThreadStore {
   async acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined> {
     const pk = threadPartitionKey(input.tenantId, input.threadId);
     const proposed = newGeneration();
-    const conditions: Expression[] = [leaseFree(input.now), notExpired(input.now)];
+    // Background runs waiting for the thread go first: a direct run takes only an idle thread.
+    const conditions: Expression[] = [leaseFree(input.now), notExpired(input.now), queueIdle()];
     if (input.mode !== "start-or-create") conditions.push(recordExists());
     if (input.mode === "resume") {
       conditions.push(statusIs("PAUSED_FOR_HUMAN"), assistantIs(input.assistantId));
@@ -229,7 +255,7 @@ export class ThreadRecords implements ThreadStore {
     const old = current ? toRecord(current) : undefined;
     if (!current || !old) throw new ThreadNotFoundError(input.threadId);
     if (isExpired(current[A.ttl], input.now)) throw new ThreadExpiredError(input.threadId);
-    if (isLeased(old, input.now)) throw new ThreadBusyError(input.threadId);
+    if (isBusy(old, input.now)) throw new ThreadBusyError(input.threadId);
     if (input.mode !== "resume" && old.status === "PAUSED_FOR_HUMAN") {
       throw new ThreadPausedError(input.threadId);
     }
@@ -239,7 +265,11 @@ export class ThreadRecords implements ThreadStore {
     );
   }
 
-  async releaseLease(input: ReleaseLeaseInput): Promise<boolean> {
+  releaseLease(input: ReleaseLeaseInput): Promise<boolean> {
+    return this.finishRun(input);
+  }
+
+  async finishRun(input: FinishRunInput): Promise<boolean> {
     const pk = threadPartitionKey(input.tenantId, input.threadId);
     const fragments: UpdateFragment[] = [
       input.status === undefined
@@ -267,11 +297,42 @@ export class ThreadRecords implements ThreadStore {
         }),
       );
     }
-    if (!input.keepLease) {
+    if (input.keepLease && input.leaseUntil !== undefined) {
       fragments.push(
         updateFragment({
-          remove: ["#owner", "#expires"],
-          names: { "#owner": A.leaseOwner, "#expires": A.leaseExpiresAt },
+          set: ["#expires = :lease_until"],
+          names: { "#expires": A.leaseExpiresAt },
+          values: { ":lease_until": input.leaseUntil },
+        }),
+      );
+    }
+    if (input.handOff) {
+      // The lease stays (until it lapses: a node the leg aborted may still run); the next leg takes it over.
+      fragments.push(
+        updateFragment({
+          set: ["#continuing = :owner"],
+          names: { "#continuing": A.continuing },
+          values: { ":owner": input.owner },
+        }),
+      );
+    } else {
+      fragments.push(
+        updateFragment({
+          remove: ["#continuing", "#cancel", ...(input.keepLease ? [] : ["#owner", "#expires"])],
+          names: {
+            "#continuing": A.continuing,
+            "#cancel": A.cancelAction,
+            ...(input.keepLease ? {} : { "#owner": A.leaseOwner, "#expires": A.leaseExpiresAt }),
+          },
+        }),
+      );
+    }
+    if (input.forkFrom !== undefined) {
+      fragments.push(
+        updateFragment({
+          set: ["#fork_from = :fork_from"],
+          names: { "#fork_from": A.forkFrom },
+          values: { ":fork_from": input.forkFrom },
         }),
       );
     }
@@ -280,6 +341,214 @@ export class ThreadRecords implements ThreadStore {
       renderUpdate(fragments, leaseHeldBy(input.owner)),
     );
     return outcome.applied;
+  }
+
+  async enqueueRun(input: EnqueueRunInput): Promise<EnqueueRunResult> {
+    const pk = threadPartitionKey(input.tenantId, input.threadId);
+    // Read, decide, write if nothing changed meanwhile: the queue and the holder are compared as read.
+    for (let attempt = 0; attempt < MAX_QUEUE_ATTEMPTS; attempt += 1) {
+      const current = await this.table.get(recordKey(pk));
+      if (current && isExpired(current[A.ttl], input.now)) {
+        throw new ThreadExpiredError(input.threadId);
+      }
+      const record = current ? toRecord(current) : undefined;
+      if (!record && !input.createIfMissing) throw new ThreadNotFoundError(input.threadId);
+      const busy = record !== undefined && isBusy(record, input.now);
+      if (input.strategy === "reject" && busy) throw new ThreadBusyError(input.threadId);
+      const cancelled: EnqueueRunResult["cancelled"] = [];
+      let queue = record?.runQueue ?? [];
+      const holder = record && isLeased(record, input.now) ? record.leaseOwner : record?.continuing;
+      const cancels = input.strategy === "interrupt" || input.strategy === "rollback";
+      if (cancels) {
+        for (const runId of queue) cancelled.push({ runId, state: "queued" });
+        queue = [];
+        if (holder !== undefined) cancelled.push({ runId: holder, state: "running" });
+      }
+      const fragments: UpdateFragment[] = [
+        this.touch(input.tenantId, input.threadId, input.now, newGeneration()),
+        updateFragment({
+          set: ["#queue = :queue"],
+          names: { "#queue": A.runQueue },
+          values: { ":queue": [...queue, input.runId] },
+        }),
+      ];
+      if (cancels && holder !== undefined) {
+        fragments.push(
+          updateFragment({
+            set: ["#cancel = :cancel"],
+            names: { "#cancel": A.cancelAction },
+            values: { ":cancel": input.strategy },
+          }),
+        );
+      }
+      const expected = record
+        ? allOf(
+            recordExists(),
+            notExpired(input.now),
+            queueUnchanged(record.runQueue),
+            unchanged("owner", A.leaseOwner, record.leaseOwner),
+            unchanged("continuing", A.continuing, record.continuing),
+          )
+        : recordAbsent();
+      const outcome = await this.table.update(recordKey(pk), renderUpdate(fragments, expected), {
+        returnValues: "ALL_NEW",
+      });
+      if (outcome.applied) {
+        this.observe(pk, outcome.attributes);
+        return { cancelled, startsNow: queue.length === 0 && holder === undefined };
+      }
+    }
+    // The thread changed under every attempt: runs are being added or taken as fast as this one tries.
+    throw new ThreadBusyError(input.threadId);
+  }
+
+  async claimRun(input: ClaimRunInput): Promise<ClaimRunOutcome> {
+    const pk = threadPartitionKey(input.tenantId, input.threadId);
+    const current = await this.table.get(recordKey(pk));
+    if (!current || isExpired(current[A.ttl], input.now)) return { kind: "none" };
+    const record = toRecord(current);
+    let runId: string;
+    const fragments: UpdateFragment[] = [
+      this.touch(input.tenantId, input.threadId, input.now, newGeneration()),
+      statusFragment(input.tenantId, "RUNNING"),
+    ];
+    const conditions: Expression[] = [recordExists(), notExpired(input.now)];
+    if (input.runId !== undefined) {
+      // The run's next leg: the thread must still be this run's, and its previous leg's lease must have lapsed.
+      if (record.continuing !== input.runId && record.leaseOwner !== input.runId) {
+        return { kind: "none" };
+      }
+      if (isLeased(record, input.now)) return { kind: "wait", until: record.leaseExpiresAt! + 1 };
+      runId = input.runId;
+      fragments.push(
+        updateFragment({
+          remove: ["#continuing"],
+          names: { "#continuing": A.continuing },
+        }),
+      );
+      conditions.push(
+        unchanged("owner", A.leaseOwner, record.leaseOwner),
+        unchanged("continuing", A.continuing, record.continuing),
+        leaseFree(input.now),
+      );
+    } else {
+      const head = record.runQueue[0];
+      if (head === undefined || isLeased(record, input.now) || record.continuing !== undefined) {
+        return { kind: "none" };
+      }
+      runId = head;
+      fragments.push(
+        updateFragment({
+          remove: ["#queue[0]", "#fork_from", "#cancel"],
+          names: { "#queue": A.runQueue, "#fork_from": A.forkFrom, "#cancel": A.cancelAction },
+        }),
+      );
+      conditions.push(
+        expression("#queue[0] = :head", { "#queue": A.runQueue }, { ":head": head }),
+        leaseFree(input.now),
+        expression("attribute_not_exists(#continuing)", { "#continuing": A.continuing }),
+      );
+    }
+    fragments.push(
+      updateFragment({
+        set: ["#owner = :owner", "#expires = :expires"],
+        names: { "#owner": A.leaseOwner, "#expires": A.leaseExpiresAt },
+        values: { ":owner": runId, ":expires": input.expiresAt },
+      }),
+    );
+    const outcome = await this.table.update(
+      recordKey(pk),
+      renderUpdate(fragments, allOf(...conditions)),
+      { returnValues: "ALL_OLD" },
+    );
+    // Another claim won the race: it runs the run, and the next one after it.
+    if (!outcome.applied) return { kind: "none" };
+    const old = outcome.attributes ?? current;
+    const previous = toRecord(old);
+    // The claim renewed the record: the saver of this run needs no renewal of its own.
+    this.remember(pk, String(old[A.generation]), this.expiry.renewedExpiry(input.now));
+    return {
+      kind: "claimed",
+      run: {
+        runId,
+        previous,
+        ...(input.runId === undefined && record.forkFrom !== undefined
+          ? { forkFrom: record.forkFrom }
+          : {}),
+      },
+    };
+  }
+
+  async renewRunLease(input: RenewRunLeaseInput): Promise<RunLeaseState> {
+    const pk = threadPartitionKey(input.tenantId, input.threadId);
+    const outcome = await this.table.update(
+      recordKey(pk),
+      renderUpdate(
+        [
+          updateFragment({
+            set: ["#expires = :expires"],
+            names: { "#expires": A.leaseExpiresAt },
+            values: { ":expires": input.expiresAt },
+          }),
+        ],
+        leaseHeldBy(input.runId),
+      ),
+      { returnValues: "ALL_NEW" },
+    );
+    if (!outcome.applied) return { held: false };
+    const record = toRecord(outcome.attributes ?? {});
+    return record.cancelAction ? { held: true, cancel: record.cancelAction } : { held: true };
+  }
+
+  async cancelRun(input: CancelRunInput): Promise<"running" | "queued" | "absent"> {
+    const pk = threadPartitionKey(input.tenantId, input.threadId);
+    for (let attempt = 0; attempt < MAX_QUEUE_ATTEMPTS; attempt += 1) {
+      const current = await this.table.get(recordKey(pk));
+      if (!current) return "absent";
+      const record = toRecord(current);
+      const position = record.runQueue.indexOf(input.runId);
+      let outcome;
+      if (position >= 0) {
+        outcome = await this.table.update(
+          recordKey(pk),
+          renderUpdate(
+            [
+              updateFragment({
+                remove: [`#queue[${position}]`],
+                names: { "#queue": A.runQueue },
+              }),
+            ],
+            expression(
+              `#queue[${position}] = :run`,
+              { "#queue": A.runQueue },
+              { ":run": input.runId },
+            ),
+          ),
+        );
+        if (outcome.applied) return "queued";
+      } else if (record.leaseOwner === input.runId || record.continuing === input.runId) {
+        outcome = await this.table.update(
+          recordKey(pk),
+          renderUpdate(
+            [
+              updateFragment({
+                set: ["#cancel = :cancel"],
+                names: { "#cancel": A.cancelAction },
+                values: { ":cancel": input.action },
+              }),
+            ],
+            allOf(
+              unchanged("owner", A.leaseOwner, record.leaseOwner),
+              unchanged("continuing", A.continuing, record.continuing),
+            ),
+          ),
+        );
+        if (outcome.applied) return "running";
+      } else {
+        return "absent";
+      }
+    }
+    throw new ThreadBusyError(input.threadId);
   }
 
   /**
@@ -327,8 +596,8 @@ export class ThreadRecords implements ThreadStore {
             values: { ":owner": input.owner, ":expires": input.expiresAt },
           }),
         ],
-        // Like a run's lease: only an existing, unexpired thread that no run holds.
-        allOf(recordExists(), leaseFree(input.now), notExpired(input.now)),
+        // Like a run's lease: only an existing, unexpired thread that no run holds or waits for.
+        allOf(recordExists(), leaseFree(input.now), notExpired(input.now), queueIdle()),
       ),
       { returnValues: "ALL_OLD" },
     );
@@ -444,120 +713,5 @@ export class ThreadRecords implements ThreadStore {
       const record = byPk.get(String(key[TABLE_KEYS.partitionKey]));
       return record ? [record] : [];
     });
-  }
-}
-
-function recordKey(pk: string): ItemKey {
-  return { [TABLE_KEYS.partitionKey]: pk, [TABLE_KEYS.sortKey]: THREAD_RECORD_SK };
-}
-
-function newGeneration(): string {
-  return randomBytes(8).toString("hex");
-}
-
-export function tenantStatus(tenantId: string, status: ThreadStatus): string {
-  return `${tenantId}#${status}`;
-}
-
-/** Sets the status (and, for inbox statuses, the inbox index key) and the next node; no next node removes it. */
-function statusFragment(tenantId: string, status: ThreadStatus, nextNode?: string): UpdateFragment {
-  const inbox = INBOX_STATUSES.includes(status);
-  return updateFragment({
-    set: [
-      "#status = :status",
-      ...(inbox ? ["#tenant_status = :tenant_status"] : []),
-      ...(nextNode ? ["#next_node = :next_node"] : []),
-    ],
-    remove: [...(inbox ? [] : ["#tenant_status"]), ...(nextNode ? [] : ["#next_node"])],
-    names: { "#status": A.status, "#tenant_status": A.tenantStatus, "#next_node": A.nextNode },
-    values: {
-      ":status": status,
-      ...(inbox ? { ":tenant_status": tenantStatus(tenantId, status) } : {}),
-      ...(nextNode ? { ":next_node": nextNode } : {}),
-    },
-  });
-}
-
-function recordExists(): Expression {
-  return expression("attribute_exists(#pk)", { "#pk": TABLE_KEYS.partitionKey });
-}
-
-function recordAbsent(): Expression {
-  return expression("attribute_not_exists(#pk)", { "#pk": TABLE_KEYS.partitionKey });
-}
-
-/** No lease, or one that lapsed before `nowMs`. */
-function leaseFree(nowMs: number): Expression {
-  return expression(
-    "attribute_not_exists(#owner) OR #expires < :now_ms",
-    { "#owner": A.leaseOwner, "#expires": A.leaseExpiresAt },
-    { ":now_ms": nowMs },
-  );
-}
-
-function leaseHeldBy(owner: string): Expression {
-  return expression("#owner = :owner", { "#owner": A.leaseOwner }, { ":owner": owner });
-}
-
-function statusIs(status: ThreadStatus): Expression {
-  return expression(
-    "#status = :expected_status",
-    { "#status": A.status },
-    { ":expected_status": status },
-  );
-}
-
-function statusIsNot(status: ThreadStatus): Expression {
-  return anyOf(
-    expression("attribute_not_exists(#status)", { "#status": A.status }),
-    expression(
-      "#status <> :refused_status",
-      { "#status": A.status },
-      { ":refused_status": status },
-    ),
-  );
-}
-
-function assistantIs(assistantId: string): Expression {
-  return expression(
-    "#assistant = :assistant",
-    { "#assistant": A.assistantId },
-    { ":assistant": assistantId },
-  );
-}
-
-/** The record keeps pending interrupts as JSON: the named id must appear there as an `"id"`. */
-function interruptPending(id: string, index: number): Expression {
-  return expression(
-    `contains(#interrupts, :interrupt_${index})`,
-    { "#interrupts": A.interrupts },
-    { [`:interrupt_${index}`]: `"id":${JSON.stringify(id)}` },
-  );
-}
-
-function toRecord(item: Item): ThreadRecord {
-  const status: unknown = item[A.status];
-  const next = item[A.nextNode] as string | undefined;
-  return {
-    threadId: String(item[A.threadId] ?? ""),
-    status: isThreadStatus(status) ? status : undefined,
-    nextNodes: next ? next.split(",") : [],
-    interrupts: parseJson<PendingInterrupt[]>(item[A.interrupts], []),
-    metadata: parseJson<Record<string, unknown>>(item[A.metadata], {}),
-    assistantId: item[A.assistantId] as string | undefined,
-    createdAt: Number(item[A.createdAt] ?? 0),
-    updatedAt: Number(item[A.updatedAt] ?? 0),
-    leaseOwner: item[A.leaseOwner] as string | undefined,
-    leaseExpiresAt:
-      item[A.leaseExpiresAt] === undefined ? undefined : Number(item[A.leaseExpiresAt]),
-  };
-}
-
-function parseJson<T>(text: unknown, fallback: T): T {
-  if (typeof text !== "string") return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
   }
 }

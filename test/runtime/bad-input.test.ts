@@ -62,9 +62,9 @@ const CASES: Case[] = [
     detail: /GET \/nope not implemented/,
   },
   {
-    name: "streaming route is not served",
+    name: "unknown run route",
     ...run("paused", {}),
-    path: "/threads/paused/runs/stream",
+    path: "/threads/paused/teleport",
     status: 404,
   },
   { name: "wrong method", method: "GET", path: "/invoke", status: 405 },
@@ -131,18 +131,15 @@ const CASES: Case[] = [
     detail: /got neither/,
   },
   {
+    // LangGraph Server would run the command and drop the input; an ambiguous request is refused here.
     name: "both input and command (SDK)",
-    ...run("paused", { assistant_id: "booking", input: {}, command: { resume: 1 } }),
-    status: 400,
+    ...run("paused", { assistant_id: "booking", input: { a: 1 }, command: { resume: 1 } }),
+    status: 422,
+    detail: /expected input or command, got both/,
   },
   {
-    name: "neither input nor command (SDK)",
-    ...run("paused", { assistant_id: "booking" }),
-    status: 400,
-  },
-  {
-    name: "unsupported multitask_strategy",
-    ...run("paused", { assistant_id: "booking", input: {}, multitask_strategy: "interrupt" }),
+    name: "unknown multitask_strategy",
+    ...run("paused", { assistant_id: "booking", input: {}, multitask_strategy: "sideways" }),
     status: 422,
     detail: /Invalid multitask_strategy/,
   },
@@ -152,9 +149,16 @@ const CASES: Case[] = [
     status: 422,
   },
   {
-    name: "command other than resume",
-    ...run("paused", { assistant_id: "booking", command: { goto: "finalize" } }),
+    name: "unknown command key",
+    ...run("paused", { assistant_id: "booking", command: { jump: "finalize" } }),
     status: 422,
+    detail: /Invalid command: expected resume, update or goto, got jump/,
+  },
+  {
+    name: "command goto not a node name",
+    ...run("paused", { assistant_id: "booking", command: { goto: 5 } }),
+    status: 422,
+    detail: /Invalid command.goto/,
   },
   {
     name: "unknown assistant",
@@ -194,20 +198,21 @@ const CASES: Case[] = [
   },
   ...(
     [
-      ["interrupt_before", ["finalize"]],
-      ["interrupt_after", "*"],
-      ["checkpoint_id", "1ef"],
-      ["checkpoint", { checkpoint_id: "1ef" }],
-      ["stream_mode", ["values"]],
-      ["webhook", "https://example.com/hook"],
-      ["on_completion", "delete"],
-      ["after_seconds", 5],
+      ["interrupt_before", 5, /Invalid interrupt_before: expected "\*" or a list of node names/],
+      ["interrupt_after", ["finalize", 3], /Invalid interrupt_after/],
+      ["checkpoint_id", 7, /Invalid checkpoint_id/],
+      ["stream_mode", ["values", "telepathy"], /Invalid stream_mode/],
+      ["webhook", "http://example.com/hook", /Invalid webhook/],
+      ["on_completion", "later", /Invalid on_completion/],
+      ["after_seconds", -1, /Invalid after_seconds: expected a number from 0 to 600, got -1/],
+      ["durability", "forever", /Invalid durability/],
+      ["config", { recursion_limit: 0 }, /Invalid config.recursion_limit/],
     ] as const
-  ).map(([field, value]): Case => ({
-    name: `unsupported run field ${field}`,
+  ).map(([field, value, detail]): Case => ({
+    name: `invalid run field ${field}`,
     ...run("paused", { assistant_id: "booking", input: {}, [field]: value }),
     status: 422,
-    detail: new RegExp(`Invalid ${field}: expected it absent`),
+    detail,
   })),
   {
     name: "invalid inbox status",

@@ -70,11 +70,12 @@ async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 
 }
 
 describe.each<Backend>(["memory", "dynamodb"])("deadline (%s checkpointer)", (backend) => {
-  it("stops a run before the Lambda deadline, keeps the lease while the node still runs, and a later call completes it", async () => {
-    // The node outlasts the short Lambda's budget (2 s minus the 800 ms margin) and ignores the abort.
+  it("hands a waited run over to the background before the Lambda deadline; the next leg waits for the aborted node, then completes it", async () => {
+    // The request may run the graph for 5 s less the 800 ms margin and 2 s kept to answer; the node takes 3 s
+    // and ignores the abort, so it outlives the request's leg.
     const { handler, counts } = await slowGraph(backend, 3000, 800);
     const tenantId = `tenant-deadline-${backend}`;
-    const shortLambda = { awsRequestId: "short", getRemainingTimeInMillis: () => 2000 };
+    const shortLambda = { awsRequestId: "short", getRemainingTimeInMillis: () => 5000 };
     const stopped = await handler(
       apiEvent("POST", "/threads/slow-1/runs/wait", {
         body: JSON.stringify({ assistant_id: "agent", input: {}, if_not_exists: "create" }),
@@ -84,46 +85,37 @@ describe.each<Backend>(["memory", "dynamodb"])("deadline (%s checkpointer)", (ba
     );
     expect(stopped.statusCode).toBe(200);
     expect(JSON.parse(stopped.body!)).toEqual({
-      __error__: { error: "TimeoutError", message: expect.stringMatching(/stopped early/) },
+      __error__: {
+        error: "TimeoutError",
+        message: expect.stringMatching(/continues in the background/),
+      },
     });
+    const location = stopped.headers["content-location"];
+    expect(location).toMatch(/^\/threads\/slow-1\/runs\/[0-9a-f-]{36}$/);
 
-    // The aborted node still runs: an immediate continuation must not run it a second time alongside.
-    const tooSoon = await handler(
+    // The run still holds the thread: another waited run is refused (multitask strategy reject).
+    const another = await handler(
       apiEvent("POST", "/threads/slow-1/runs/wait", {
         body: JSON.stringify({ assistant_id: "agent", input: null }),
         tenantId,
       }),
       longLambda,
     );
-    expect(tooSoon.statusCode).toBe(409);
+    expect(another.statusCode).toBe(409);
     expect(counts.slow).toBe(1);
 
-    // Once the node ended and the lease lapsed, the thread is free and kept its last checkpoint.
-    await waitFor(() => counts.active === 0);
-    await waitFor(async () => {
-      const thread = await handler(apiEvent("GET", "/threads/slow-1", { tenantId }));
-      return JSON.parse(thread.body!).status === "error";
-    });
-    const thread = await handler(apiEvent("GET", "/threads/slow-1", { tenantId }));
-    expect(JSON.parse(thread.body!)).toMatchObject({ status: "error", values: { prepared: true } });
-    const state = JSON.parse(
-      (await handler(apiEvent("GET", "/threads/slow-1/state", { tenantId }))).body!,
-    );
-    expect(state.next).toEqual(["slow"]);
-
-    const continued = await handler(
-      apiEvent("POST", "/threads/slow-1/runs/wait", {
-        body: JSON.stringify({ assistant_id: "agent", input: null }),
-        tenantId,
-      }),
-      longLambda,
-    );
-    expect(continued.statusCode).toBe(200);
-    expect(JSON.parse(continued.body!)).toEqual({ prepared: true, slowDone: true });
-    // `prepare` ran once: the continuation started from the checkpoint after it; `slow` never overlapped.
+    const joined = await handler(apiEvent("GET", `${location}/join`, { tenantId }), longLambda);
+    expect(joined.statusCode).toBe(200);
+    expect(JSON.parse(joined.body!)).toEqual({ prepared: true, slowDone: true });
+    const run = JSON.parse((await handler(apiEvent("GET", location!, { tenantId }))).body!);
+    expect(run.status).toBe("success");
+    // `prepare` ran once: the next leg started from the checkpoint after it, and only once the aborted `slow`
+    // had ended (its lease kept until the stopped request's deadline), so `slow` never overlapped itself.
     expect(counts.prepare).toBe(1);
     expect(counts.slow).toBe(2);
     expect(counts.maxActive).toBe(1);
+    const thread = await handler(apiEvent("GET", "/threads/slow-1", { tenantId }));
+    expect(JSON.parse(thread.body!)).toMatchObject({ status: "idle" });
   });
 
   it("the simple face says how to continue; the continuation runs once the stopped run's lease lapsed", async () => {

@@ -14,6 +14,9 @@ describe("runtime configuration from the environment", () => {
         LOG_LEVEL: "debug",
         DEADLINE_MARGIN_MS: "2500",
         DYNAMODB_ENDPOINT: "http://127.0.0.1:8000",
+        WORKER_FUNCTION_NAME: "memory-table-worker",
+        MAX_RUN_LEGS: "3",
+        WEBHOOK_ALLOWED_HOSTS: "hooks.example.com, Ops.Example.org:8443",
       }),
     ).toEqual({
       tableName: "memory-table.prod_1",
@@ -22,6 +25,9 @@ describe("runtime configuration from the environment", () => {
       logLevel: "debug",
       deadlineMarginMs: 2500,
       dynamodbEndpoint: "http://127.0.0.1:8000",
+      workerFunctionName: "memory-table-worker",
+      maxRunLegs: 3,
+      webhookAllowedHosts: ["hooks.example.com", "ops.example.org:8443"],
     });
   });
 
@@ -33,6 +39,9 @@ describe("runtime configuration from the environment", () => {
       logLevel: "info",
       deadlineMarginMs: 3000,
       dynamodbEndpoint: undefined,
+      workerFunctionName: undefined,
+      maxRunLegs: 8,
+      webhookAllowedHosts: [],
     });
   });
 
@@ -45,6 +54,9 @@ describe("runtime configuration from the environment", () => {
         LOG_LEVEL: "",
         DEADLINE_MARGIN_MS: "",
         DYNAMODB_ENDPOINT: "",
+        WORKER_FUNCTION_NAME: "",
+        MAX_RUN_LEGS: "",
+        WEBHOOK_ALLOWED_HOSTS: "",
       }),
     ).toEqual(readRuntimeConfig({}));
   });
@@ -126,6 +138,26 @@ describe("runtime configuration from the environment", () => {
     [
       { ...valid, DYNAMODB_ENDPOINT: "ftp://localhost:8000" },
       'Invalid DYNAMODB_ENDPOINT: expected an http(s) URL, got "ftp://localhost:8000"',
+    ],
+    [
+      { ...valid, WORKER_FUNCTION_NAME: "my worker" },
+      'Invalid WORKER_FUNCTION_NAME: expected a Lambda function name or ARN, got "my worker"',
+    ],
+    [
+      { ...valid, MAX_RUN_LEGS: "0" },
+      'Invalid MAX_RUN_LEGS: expected a whole number of legs from 1 to 999, got "0"',
+    ],
+    [
+      { ...valid, MAX_RUN_LEGS: "1000" },
+      'Invalid MAX_RUN_LEGS: expected a whole number of legs from 1 to 999, got "1000"',
+    ],
+    [
+      { ...valid, WEBHOOK_ALLOWED_HOSTS: "hooks.example.com,https://evil.example" },
+      'Invalid WEBHOOK_ALLOWED_HOSTS: expected comma-separated host names (host or host:port), got "https://evil.example"',
+    ],
+    [
+      { ...valid, WEBHOOK_ALLOWED_HOSTS: "*.example.com" },
+      'Invalid WEBHOOK_ALLOWED_HOSTS: expected comma-separated host names (host or host:port), got "*.example.com"',
     ],
   ])("rejects %j", (env, message) => {
     expect(() => readRuntimeConfig(env)).toThrow(InvalidConfigurationError);

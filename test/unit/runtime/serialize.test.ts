@@ -16,6 +16,7 @@ function record(overrides: Partial<ThreadRecord> = {}): ThreadRecord {
     metadata: {},
     createdAt: NOW - 60_000,
     updatedAt: NOW - 1_000,
+    runQueue: [],
     ...overrides,
   };
 }

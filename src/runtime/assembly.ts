@@ -1,0 +1,249 @@
+import { LambdaClient } from "@aws-sdk/client-lambda";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { Logger } from "pino";
+import { DynamoDBSaver } from "../checkpoint/dynamodb";
+import { InvalidConfigurationError } from "../shared/errors";
+import type { RunStore } from "../shared/runs";
+import type { ThreadStore } from "../shared/threads";
+import { TableContext } from "../table/context";
+import { readRuntimeConfig, type RuntimeConfig } from "./config";
+import { InProcessDispatcher, LambdaDispatcher } from "./dispatchers";
+import { RunEngine, type TenantSaver } from "./engine";
+import { GraphRegistry } from "./graph-registry";
+import { InMemoryRunStore } from "./in-memory-run-store";
+import { InMemoryThreadStore } from "./in-memory-thread-store";
+import { createLogger, RunMetrics, stdoutSink, type MetricsSink } from "./observability";
+import { RunManager, type RunDispatcher } from "./run-manager";
+import { RequestScope } from "./scoped-checkpointer";
+import type { AnySaver, CheckpointerOption, GraphFactory } from "./types";
+import { AllowListWebhookSender, type WebhookSender } from "./webhooks";
+
+/** A leg run in this process has a worker function's longest timeout, less a minute. */
+const IN_PROCESS_LEG_MS = 14 * 60 * 1000;
+/** A leg's lease lapses this long after its last renewal (a crashed worker frees the thread this soon). */
+const RUN_LEASE_MS = 30_000;
+/** A leg renews its lease, and looks for a request to stop, this often. */
+const RUN_HEARTBEAT_MS = 5_000;
+
+export interface HandlerOptions {
+  /** The graphs, by assistant id. Give this or `graph`. */
+  assistants?: Record<string, GraphFactory>;
+  /** A single graph, served as assistant `agent`. */
+  graph?: GraphFactory;
+  /**
+   * A saver shared by all tenants (the handler scopes thread ids by tenant; a saver bound to one tenant, such
+   * as a DynamoDBSaver, is refused here), a function building one per request for the caller's tenant (a
+   * saver it returns bound to another tenant is refused), or `false` for stateless runs. Default: a DynamoDBSaver per request when
+   * a table name is set (option or `TABLE_NAME`), else stateless.
+   */
+  checkpointer?: CheckpointerOption;
+  /** DynamoDB table (default `TABLE_NAME`). Used when `checkpointer` is not given. */
+  tableName?: string;
+  /** DynamoDB client shared by every request of the container (default: one built from the environment). */
+  dynamodbClient?: DynamoDBClient;
+  /** Seconds a DynamoDB thread lives after its last write (default 30 days). */
+  ttlSeconds?: number;
+  /** Thread records, leases and the inbox. Default: the table's, or in memory for other checkpointers. */
+  threadStore?: ThreadStore;
+  /** Run records. Default: the table's, or in memory for other checkpointers. */
+  runStore?: RunStore;
+  /** JWT claim carrying the tenant id (default `TENANT_CLAIM` or `custom:tenant_id`). */
+  tenantClaim?: string;
+  /**
+   * The configuration read from the environment (TABLE_NAME, TENANT_CLAIM, LOG_LEVEL, DEADLINE_MARGIN_MS,
+   * DYNAMODB_ENDPOINT); default: read from `process.env` once, here. Options given in code win over it.
+   */
+  environment?: RuntimeConfig;
+  /** Largest accepted request body in bytes (default 256 KiB). */
+  maxBodyBytes?: number;
+  /** A run is stopped this many ms before the Lambda deadline (default `DEADLINE_MARGIN_MS` or 3000). */
+  deadlineMarginMs?: number;
+  /** Time budget when the Lambda context has none (default 30 s). */
+  defaultRemainingMs?: number;
+  /** LangGraph durability of runs (default LangGraph's: "async"). */
+  durability?: "sync" | "async" | "exit";
+  logger?: Logger;
+  /** Where EMF metric lines go (default stdout); `false` for none. */
+  metrics?: MetricsSink | false;
+  /**
+   * Where background runs run: the worker function (default when `WORKER_FUNCTION_NAME` is set), or this
+   * process (the default otherwise: the dev server, tests, a long-running server).
+   */
+  dispatcher?: RunDispatcher;
+  /** Budget of one leg run in this process (default 15 minutes, a worker function's longest timeout). */
+  inProcessLegMs?: number;
+  /** A Lambda client for the worker dispatcher (default: one built from the environment). */
+  lambdaClient?: LambdaClient;
+}
+
+/** Everything the API handler and the worker share, built once per container. */
+export interface Runtime {
+  environment: RuntimeConfig;
+  logger: Logger;
+  registry: GraphRegistry;
+  engine: RunEngine;
+  metrics: RunMetrics;
+  runs: RunManager | undefined;
+  webhooks: WebhookSender;
+  deadlineMarginMs: number;
+}
+
+/** Builds the runtime from the options (and the environment, read once). */
+export function assembleRuntime(options: HandlerOptions): Runtime {
+  const environment = options.environment ?? readRuntimeConfig(process.env);
+  const logger = options.logger ?? createLogger(environment.logLevel);
+  const factories = resolveAssistants(options);
+  const deadlineMarginMs = positive(
+    "deadlineMarginMs",
+    options.deadlineMarginMs,
+    environment.deadlineMarginMs,
+    true,
+  );
+  const { saverFor, store, runs } = resolveCheckpointing(options, environment);
+  const scope = saverFor ? new RequestScope() : undefined;
+  const registry = new GraphRegistry(factories, scope?.checkpointer, logger);
+  const engine = new RunEngine({
+    registry,
+    scope,
+    store,
+    saverFor,
+    deadlineMarginMs,
+    durability: options.durability,
+    logger,
+  });
+  const metrics = new RunMetrics(
+    options.metrics === false ? undefined : (options.metrics ?? stdoutSink),
+  );
+  const webhooks = new AllowListWebhookSender(environment.webhookAllowedHosts, logger);
+  let manager: RunManager | undefined;
+  if (store && runs) {
+    const dispatcher = resolveDispatcher(options, environment, logger);
+    manager = new RunManager({
+      engine,
+      threads: store,
+      runs,
+      dispatcher,
+      metrics,
+      webhooks,
+      logger,
+      maxLegs: environment.maxRunLegs,
+      leaseMs: RUN_LEASE_MS,
+      heartbeatMs: RUN_HEARTBEAT_MS,
+      durability: options.durability,
+    });
+    if (dispatcher instanceof InProcessDispatcher) dispatcher.attach(manager);
+  }
+  return {
+    environment,
+    logger,
+    registry,
+    engine,
+    metrics,
+    runs: manager,
+    webhooks,
+    deadlineMarginMs,
+  };
+}
+
+function resolveDispatcher(
+  options: HandlerOptions,
+  environment: RuntimeConfig,
+  logger: Logger,
+): RunDispatcher {
+  if (options.dispatcher) return options.dispatcher;
+  if (environment.workerFunctionName) {
+    return new LambdaDispatcher(
+      options.lambdaClient ?? new LambdaClient({}),
+      environment.workerFunctionName,
+    );
+  }
+  return new InProcessDispatcher(
+    positive("inProcessLegMs", options.inProcessLegMs, IN_PROCESS_LEG_MS),
+    logger,
+  );
+}
+
+export function resolveAssistants(options: HandlerOptions): Record<string, GraphFactory> {
+  if (options.assistants && options.graph) {
+    throw new InvalidConfigurationError("graph", "expected either assistants or graph, got both");
+  }
+  if (options.graph) return { agent: options.graph };
+  if (options.assistants) return options.assistants;
+  throw new InvalidConfigurationError(
+    "assistants",
+    "expected a map of GraphFactory functions, got nothing",
+  );
+}
+
+function resolveCheckpointing(
+  options: HandlerOptions,
+  environment: RuntimeConfig,
+): {
+  saverFor: ((tenantId: string) => TenantSaver) | undefined;
+  store: ThreadStore | undefined;
+  runs: RunStore | undefined;
+} {
+  const checkpointer = options.checkpointer;
+  if (checkpointer === false) return { saverFor: undefined, store: undefined, runs: undefined };
+  if (typeof checkpointer === "function") {
+    return {
+      saverFor: (tenantId) => factorySaver(checkpointer(tenantId), tenantId),
+      store: options.threadStore ?? new InMemoryThreadStore(),
+      runs: options.runStore ?? new InMemoryRunStore(),
+    };
+  }
+  if (checkpointer) {
+    // One instance serves every tenant: the handler scopes thread ids by tenant. An instance bound to one
+    // tenant would give that tenant unscoped ids that another tenant's scoped ids could equal.
+    if (checkpointer instanceof DynamoDBSaver) {
+      throw new InvalidConfigurationError(
+        "checkpointer",
+        `expected a saver shared by all tenants or a function (tenantId) => saver, got a saver bound to tenant ${checkpointer.tenantId}`,
+      );
+    }
+    return {
+      saverFor: () => ({ saver: checkpointer, bound: false }),
+      store: options.threadStore ?? new InMemoryThreadStore(),
+      runs: options.runStore ?? new InMemoryRunStore(),
+    };
+  }
+  const tableName = options.tableName ?? environment.tableName;
+  if (!tableName) return { saverFor: undefined, store: undefined, runs: undefined };
+  const endpoint = environment.dynamodbEndpoint;
+  // One table context per container: every request's saver and the thread store share its record cache.
+  const table = new TableContext({
+    tableName,
+    client: options.dynamodbClient ?? new DynamoDBClient(endpoint ? { endpoint } : {}),
+    ttlSeconds: options.ttlSeconds,
+  });
+  return {
+    saverFor: (tenantId) => ({ saver: new DynamoDBSaver({ table, tenantId }), bound: true }),
+    store: options.threadStore ?? table.threads,
+    runs: options.runStore ?? table.runs,
+  };
+}
+
+/** A factory's saver is bound when it is bound to the requested tenant; bound to another, it is refused. */
+function factorySaver(saver: AnySaver, tenantId: string): TenantSaver {
+  const bound = saver instanceof DynamoDBSaver ? saver.tenantId : undefined;
+  if (bound !== undefined && bound !== tenantId) {
+    throw new InvalidConfigurationError(
+      "checkpointer",
+      `expected the saver for tenant ${tenantId}, got one bound to tenant ${bound}`,
+    );
+  }
+  return { saver, bound: bound !== undefined };
+}
+
+export function positive(
+  option: string,
+  value: number | undefined,
+  fallback: number,
+  allowZero = false,
+): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new InvalidConfigurationError(option, `expected a positive number, got ${value}`);
+  }
+  return value;
+}

@@ -1,0 +1,134 @@
+import { randomUUID } from "node:crypto";
+import { isUnknownInterruptError } from "@langchain/langgraph";
+import type { CancelAction } from "../shared/runs";
+import type { PendingInterrupt } from "../shared/threads";
+import type { HandlerGraph } from "./types";
+
+/** How LangGraph is to run a graph for one leg: its input and the options of `graph.stream`. */
+export interface GraphLegInput {
+  graph: HandlerGraph;
+  /** The input, a Command, or null (continue from the last checkpoint). */
+  input: unknown;
+  /** `configurable` (with the thread id the saver sees), recursion limit, tags, metadata, run id. */
+  config: Record<string, unknown>;
+  context?: unknown;
+  interruptBefore?: string[] | "*";
+  interruptAfter?: string[] | "*";
+  durability?: "sync" | "async" | "exit";
+  /** The leg stops (as `deadline`) this long after it started. */
+  budgetMs: number;
+  /** Aborted with a CancelAction as its reason when the run is asked to stop. */
+  cancel?: AbortSignal;
+  /** Runs `work` with the request's saver behind the graph's checkpointer. */
+  withSaver: <T>(work: () => Promise<T>) => Promise<T>;
+  /** Every chunk the graph streams (mode, payload), as it comes. */
+  onChunk?: (mode: string, payload: unknown) => void;
+}
+
+/** How a leg ended. */
+export type LegOutcome =
+  | {
+      kind: "paused";
+      values: Record<string, unknown>;
+      interrupts: PendingInterrupt[];
+      nextNodes: string[];
+    }
+  | { kind: "completed"; values: Record<string, unknown> }
+  | { kind: "failed"; errorName: string; message: string; errorId: string }
+  | { kind: "deadline" }
+  | { kind: "cancelled"; action: CancelAction };
+
+export interface LegResult {
+  outcome: LegOutcome;
+  /** Tasks had started without reporting a result when the leg stopped: their node code may still run. */
+  nodesRunning: boolean;
+  /** The checkpoint the leg started from (the parent of its first new checkpoint), when it wrote one. */
+  startCheckpointId?: string;
+  /** The graph never started (it could not be built): nothing of the thread changed. */
+  notStarted?: boolean;
+}
+
+/**
+ * Runs a graph until it ends, pauses, fails, is cancelled or its budget is spent. What the graph streams is
+ * read as it comes: `values` for the state, `tasks` for where it pauses and what still runs, `checkpoints` for
+ * where it started; `onChunk` sees every chunk.
+ */
+export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort("deadline"), input.budgetMs);
+  const signal = input.cancel ? AbortSignal.any([deadline.signal, input.cancel]) : deadline.signal;
+  const started = new Set<string>();
+  let values: Record<string, unknown> = {};
+  const interrupts: PendingInterrupt[] = [];
+  const nextNodes: string[] = [];
+  let startCheckpointId: string | undefined;
+  let firstCheckpoint = true;
+  const stopped = (): LegOutcome | undefined => {
+    if (input.cancel?.aborted)
+      return { kind: "cancelled", action: input.cancel.reason as CancelAction };
+    return deadline.signal.aborted ? { kind: "deadline" } : undefined;
+  };
+  const result = (outcome: LegOutcome): LegResult => ({
+    outcome,
+    nodesRunning: started.size > 0,
+    ...(startCheckpointId !== undefined ? { startCheckpointId } : {}),
+  });
+  try {
+    await input.withSaver(async () => {
+      const stream = await input.graph.stream(input.input, {
+        ...input.config,
+        streamMode: ["values", "tasks", "checkpoints"],
+        signal,
+        ...(input.context !== undefined ? { context: input.context } : {}),
+        ...(input.interruptBefore ? { interruptBefore: input.interruptBefore } : {}),
+        ...(input.interruptAfter ? { interruptAfter: input.interruptAfter } : {}),
+        ...(input.durability ? { durability: input.durability } : {}),
+      });
+      for await (const chunk of stream) {
+        const [mode, payload] = chunk as [string, Record<string, unknown>];
+        input.onChunk?.(mode, payload);
+        if (mode === "values") {
+          if (!("__interrupt__" in payload)) values = payload;
+        } else if (mode === "checkpoints") {
+          if (firstCheckpoint) {
+            firstCheckpoint = false;
+            const parent = (payload.parentConfig ?? payload.parent_config) as
+              { configurable?: { checkpoint_id?: string } } | undefined;
+            startCheckpointId = parent?.configurable?.checkpoint_id ?? "";
+          }
+        } else if (mode === "tasks") {
+          // A task's start event carries its input; its end event its result, error or interrupts.
+          if ("input" in payload) started.add(String(payload.id));
+          else started.delete(String(payload.id));
+          if (Array.isArray(payload.interrupts) && payload.interrupts.length > 0) {
+            // A task's end event with interrupts: that node is where the thread waits.
+            if (!nextNodes.includes(String(payload.name))) nextNodes.push(String(payload.name));
+            for (const raised of payload.interrupts as Array<{ id?: string; value?: unknown }>) {
+              interrupts.push({
+                id: String(raised.id),
+                value: raised.value,
+                taskId: String(payload.id),
+              });
+            }
+          }
+        }
+      }
+    });
+  } catch (error) {
+    const stop = stopped();
+    if (stop) return result(stop);
+    if (isUnknownInterruptError(error)) throw error;
+    return result({
+      kind: "failed",
+      errorName: (error as Error)?.name ?? "Error",
+      message: (error as Error)?.message ?? String(error),
+      errorId: randomUUID(),
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+  const stop = stopped();
+  if (stop) return result(stop);
+  if (interrupts.length > 0) return result({ kind: "paused", values, interrupts, nextNodes });
+  return result({ kind: "completed", values });
+}

@@ -1,0 +1,684 @@
+import { EventEmitter } from "node:events";
+import { Command } from "@langchain/langgraph";
+import { v7 as uuid7 } from "@langchain/core/utils/uuid";
+import type { Logger } from "pino";
+import { ThreadNotFoundError } from "../shared/errors";
+import {
+  FINAL_RUN_STATUSES,
+  type CancelAction,
+  type MultitaskStrategy,
+  type RunKwargs,
+  type RunRecord,
+  type RunStatus,
+  type RunStore,
+} from "../shared/runs";
+import {
+  resumeRejection,
+  type ClaimedRun,
+  type FinishRunInput,
+  type ThreadRecord,
+  type ThreadStatus,
+  type ThreadStore,
+} from "../shared/threads";
+import type { RunEngine, TenantScope } from "./engine";
+import { runGraphLeg, type LegOutcome, type LegResult } from "./graph-leg";
+import { isResumeMap } from "./engine";
+import type { RunMetrics } from "./observability";
+import type { WebhookSender } from "./webhooks";
+
+/** The time a job gets: when its legs must stop, and when the process running them ends (Lambda's deadline). */
+export interface WorkTime {
+  legDeadline: number;
+  processDeadline: number;
+}
+
+/** Where the work of a thread runs next: its queued runs, or one run's next leg. */
+export interface RunJob {
+  tenantId: string;
+  threadId: string;
+  /** A run's next leg; absent: the runs waiting for the thread. */
+  runId?: string;
+}
+
+/** Starts a job elsewhere, soon: in this process (dev server, tests) or in the worker function (Lambda). */
+export interface RunDispatcher {
+  dispatch(job: RunJob): Promise<void>;
+}
+
+export interface RunManagerOptions {
+  engine: RunEngine;
+  threads: ThreadStore;
+  runs: RunStore;
+  dispatcher: RunDispatcher;
+  metrics: RunMetrics;
+  webhooks: WebhookSender;
+  logger: Logger;
+  /** A run stops after this many legs (each at most one function timeout) in status `timeout`. */
+  maxLegs: number;
+  /** A leg's lease lapses this long after its last renewal, so a crashed worker frees the thread soon. */
+  leaseMs: number;
+  /** How often a leg renews its lease and looks for a request to stop. */
+  heartbeatMs: number;
+  durability: "sync" | "async" | "exit" | undefined;
+  now?: () => number;
+}
+
+export interface CreateRunInput {
+  tenantId: string;
+  threadId: string;
+  assistantId: string;
+  kwargs: RunKwargs;
+  metadata: Record<string, unknown>;
+  strategy: MultitaskStrategy;
+  /** Create the thread when missing (`if_not_exists: "create"`, stateless runs). */
+  createIfMissing: boolean;
+}
+
+/**
+ * What a join found: the run ended (with its final values when its last leg ran in this process), or it is
+ * still pending or running.
+ */
+export type JoinResult =
+  | { done: true; run: RunRecord; values?: Record<string, unknown> }
+  | { done: false; run: RunRecord };
+
+// The thread's state after a rollback of its first run: a checkpoint id no thread has, so the next run starts
+// from an empty state (a valid UUIDv6 that never names a checkpoint).
+const EMPTY_FORK = "00000000-0000-6000-8000-000000000000";
+const MIN_LEG_MS = 1_000;
+const RESULT_TTL_MS = 60_000;
+
+/**
+ * Background runs: creation in the thread's queue (multitask strategies), legs that take the thread's lease, run
+ * the graph and hand over to a next leg when their time is up, cancellation, joins and webhooks. The same
+ * machinery runs everywhere; only the dispatcher differs (this process, or the worker function).
+ */
+export class RunManager {
+  private readonly events = new EventEmitter();
+  /** Final values of runs whose last leg ended in this process, for their joins (kept briefly). */
+  private readonly results = new Map<string, Record<string, unknown>>();
+  /** Legs running in this process, by run id: a cancel reaches them at once. */
+  private readonly active = new Map<string, AbortController>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: RunManagerOptions) {
+    this.now = options.now ?? Date.now;
+    this.events.setMaxListeners(0);
+  }
+
+  get dispatcher(): RunDispatcher {
+    return this.options.dispatcher;
+  }
+
+  get runStore(): RunStore {
+    return this.options.runs;
+  }
+
+  /**
+   * Creates a pending run in its thread's queue, as its strategy says; runs it replaces (`interrupt`,
+   * `rollback`) are asked to stop or leave the queue. Throws ThreadNotFoundError or ThreadBusyError (reject).
+   */
+  async create(input: CreateRunInput): Promise<{ run: RunRecord; startsNow: boolean }> {
+    const { threads, runs } = this.options;
+    const now = this.now();
+    if (!input.createIfMissing && !(await threads.get(input.tenantId, input.threadId))) {
+      throw new ThreadNotFoundError(input.threadId);
+    }
+    const run: RunRecord = {
+      runId: uuid7(),
+      threadId: input.threadId,
+      assistantId: input.assistantId,
+      status: "pending",
+      kwargs: input.kwargs,
+      metadata: input.metadata,
+      multitaskStrategy: input.strategy,
+      createdAt: now,
+      updatedAt: now,
+      legs: 0,
+    };
+    // The run exists before it is queued: whoever takes it from the queue finds it.
+    await runs.putRun(input.tenantId, run);
+    let cancelled;
+    let startsNow;
+    try {
+      ({ cancelled, startsNow } = await threads.enqueueRun({
+        tenantId: input.tenantId,
+        threadId: input.threadId,
+        runId: run.runId,
+        strategy: input.strategy,
+        now,
+        createIfMissing: input.createIfMissing,
+      }));
+    } catch (error) {
+      await runs.deleteRun(input.tenantId, input.threadId, run.runId).catch(() => undefined);
+      throw error;
+    }
+    const action: CancelAction = input.strategy === "rollback" ? "rollback" : "interrupt";
+    for (const replaced of cancelled) {
+      if (replaced.state === "running") {
+        this.active.get(replaced.runId)?.abort(action);
+      } else {
+        await this.endQueued(input.tenantId, input.threadId, replaced.runId, action);
+      }
+    }
+    return { run, startsNow };
+  }
+
+  /** Asks a run to stop. Throws ThreadNotFoundError (as a missing run) when neither waits nor runs. */
+  async cancel(
+    tenantId: string,
+    threadId: string,
+    runId: string,
+    action: CancelAction,
+  ): Promise<RunRecord | undefined> {
+    const run = await this.options.runs.getRun(tenantId, threadId, runId);
+    if (!run) return undefined;
+    if (FINAL_RUN_STATUSES.includes(run.status)) return run;
+    const state = await this.options.threads.cancelRun({ tenantId, threadId, runId, action });
+    if (state === "queued") await this.endQueued(tenantId, threadId, runId, action);
+    else if (state === "running") this.active.get(runId)?.abort(action);
+    return run;
+  }
+
+  /** Waits until the run ends or `budgetMs` passes; undefined when there is no such run. */
+  async join(
+    tenantId: string,
+    threadId: string,
+    runId: string,
+    budgetMs: number,
+  ): Promise<JoinResult | undefined> {
+    const deadline = this.now() + budgetMs;
+    let delay = 50;
+    for (;;) {
+      const run = await this.options.runs.getRun(tenantId, threadId, runId);
+      if (!run) return undefined;
+      if (FINAL_RUN_STATUSES.includes(run.status)) {
+        const values = this.results.get(runId);
+        return values ? { done: true, run, values } : { done: true, run };
+      }
+      const left = deadline - this.now();
+      if (left <= 0) return { done: false, run };
+      // A leg in this process says when it ends; another process's leg is polled, less often over time.
+      await this.waitForEnd(runId, Math.min(delay, left));
+      delay = Math.min(delay * 2, 1_000);
+    }
+  }
+
+  /**
+   * Does a job in the time given: takes the thread for the job's run and runs legs, then (`thenQueue`) the runs
+   * waiting after it, while time is left; what is left over goes to the dispatcher. A request that runs its own
+   * run in place (`runs.wait`) passes `thenQueue: false`: it answers as soon as its run ends.
+   */
+  async work(job: RunJob, time: WorkTime, thenQueue = true): Promise<void> {
+    const deadline = time.legDeadline;
+    let next: RunJob | undefined = job;
+    let first = true;
+    while (next) {
+      if (!first && !thenQueue) {
+        await this.options.dispatcher.dispatch(next);
+        return;
+      }
+      first = false;
+      const now = this.now();
+      if (deadline - now < MIN_LEG_MS) {
+        await this.options.dispatcher.dispatch(next);
+        return;
+      }
+      const claim = await this.options.threads.claimRun({
+        tenantId: next.tenantId,
+        threadId: next.threadId,
+        runId: next.runId,
+        now,
+        expiresAt: Math.min(deadline, now + this.options.leaseMs),
+      });
+      if (claim.kind === "none") return;
+      if (claim.kind === "wait") {
+        // The previous leg's node may still run until its lease lapses: wait for it, or leave it to a later leg.
+        if (claim.until > deadline - MIN_LEG_MS) {
+          await this.options.dispatcher.dispatch(next);
+          return;
+        }
+        await sleep(claim.until - now);
+        continue;
+      }
+      next = await this.runLeg(next.tenantId, next.threadId, claim.run, time);
+    }
+  }
+
+  /**
+   * A job Lambda gave up on (its retries failed): the run it was for, when no leg holds it any more, ends in
+   * error and frees its thread, so nothing stays `running` past its lease.
+   */
+  async recordFailedJob(job: RunJob): Promise<void> {
+    const record = await this.options.threads.get(job.tenantId, job.threadId);
+    if (!record) return;
+    const runId = job.runId ?? record.leaseOwner ?? record.continuing;
+    if (runId === undefined) return;
+    if (record.leaseOwner === runId && (record.leaseExpiresAt ?? 0) >= this.now()) return;
+    const run = await this.options.runs.getRun(job.tenantId, job.threadId, runId);
+    if (!run || FINAL_RUN_STATUSES.includes(run.status)) return;
+    const claimed: ClaimedRun = { runId, previous: record };
+    await this.end(
+      job.tenantId,
+      run,
+      claimed,
+      "error",
+      { status: "ERROR" },
+      {
+        error: {
+          error: "WorkerError",
+          message: "The worker function failed to run this run (Lambda gave up after its retries)",
+        },
+      },
+    );
+    await this.options.dispatcher.dispatch({ tenantId: job.tenantId, threadId: job.threadId });
+  }
+
+  /** Runs one leg of a claimed run; says what to do next (the next queued run), if anything. */
+  private async runLeg(
+    tenantId: string,
+    threadId: string,
+    claimed: ClaimedRun,
+    time: WorkTime,
+  ): Promise<RunJob | undefined> {
+    const deadline = time.legDeadline;
+    const { runs } = this.options;
+    const run = await runs.getRun(tenantId, threadId, claimed.runId);
+    if (!run || FINAL_RUN_STATUSES.includes(run.status)) {
+      // Deleted or ended meanwhile: give the thread back as it was.
+      await this.release(tenantId, threadId, claimed, restoreOf(claimed.previous));
+      return { tenantId, threadId };
+    }
+    const legs = run.legs + 1;
+    if (legs > this.options.maxLegs) {
+      await this.end(
+        tenantId,
+        run,
+        claimed,
+        "timeout",
+        { status: "ERROR" },
+        {
+          error: {
+            error: "TimeoutError",
+            message: `The run did not end within ${this.options.maxLegs} legs`,
+          },
+        },
+      );
+      return { tenantId, threadId };
+    }
+    const scope = this.options.engine.tenant(tenantId);
+    const rejection = legs === 1 ? this.resumeRejection(run, claimed.previous) : undefined;
+    if (rejection) {
+      await this.end(tenantId, run, claimed, "error", restoreOf(claimed.previous), {
+        error: { error: rejection.name, message: rejection.message },
+      });
+      return { tenantId, threadId };
+    }
+    const notBefore = run.createdAt + (run.kwargs.afterSeconds ?? 0) * 1000;
+    if (legs === 1 && notBefore > this.now()) {
+      if (notBefore > deadline - MIN_LEG_MS) {
+        // Not this leg's to start: the thread stays the run's, a later leg starts it.
+        await this.options.threads.finishRun({
+          tenantId,
+          threadId,
+          owner: run.runId,
+          now: this.now(),
+          ...restoreOf(claimed.previous),
+          handOff: true,
+        });
+        await this.options.dispatcher.dispatch({ tenantId, threadId, runId: run.runId });
+        return undefined;
+      }
+      await sleep(notBefore - this.now());
+    }
+    await runs.updateRun(
+      tenantId,
+      threadId,
+      run.runId,
+      { status: "running", legs, ...(legs === 1 ? { startedAt: this.now() } : {}) },
+      this.now(),
+    );
+
+    const controller = new AbortController();
+    this.active.set(run.runId, controller);
+    const heartbeat = setInterval(() => {
+      void this.options.threads
+        .renewRunLease({
+          tenantId,
+          threadId,
+          runId: run.runId,
+          expiresAt: Math.min(deadline, this.now() + this.options.leaseMs),
+        })
+        .then((lease) => {
+          if (lease.cancel) controller.abort(lease.cancel);
+          else if (!lease.held) controller.abort("interrupt");
+        })
+        .catch(() => undefined);
+    }, this.options.heartbeatMs);
+    heartbeat.unref?.();
+    // A cancel that arrived between the claim and now.
+    if (claimed.previous.cancelAction && claimed.previous.leaseOwner === run.runId) {
+      controller.abort(claimed.previous.cancelAction);
+    }
+
+    let result: LegResult;
+    const started = this.now();
+    try {
+      result = await this.executeLeg(run, scope, claimed, legs, deadline, controller.signal);
+    } finally {
+      clearInterval(heartbeat);
+      this.active.delete(run.runId);
+    }
+    this.options.metrics.record(run.assistantId, metricOf(result.outcome), this.now() - started);
+    const startCheckpointId = run.startCheckpointId ?? result.startCheckpointId;
+    return this.settle(tenantId, run, claimed, result, startCheckpointId, time);
+  }
+
+  private async executeLeg(
+    run: RunRecord,
+    scope: TenantScope,
+    claimed: ClaimedRun,
+    legs: number,
+    deadline: number,
+    cancel: AbortSignal,
+  ): Promise<LegResult> {
+    const { graph, failure } = await this.options.engine.buildGraph({
+      assistantId: run.assistantId,
+      tenantId: scope.tenantId,
+    });
+    if (!graph) return { outcome: failure, nodesRunning: false, notStarted: true };
+    const { kwargs } = run;
+    const configurable: Record<string, unknown> = {
+      ...((kwargs.config?.configurable as Record<string, unknown> | undefined) ?? {}),
+      thread_id: scope.saverThreadId(run.threadId),
+    };
+    // Only the first leg starts somewhere else than the thread's latest checkpoint.
+    const forkFrom = legs === 1 ? (claimed.forkFrom ?? kwargs.checkpointId) : undefined;
+    if (forkFrom !== undefined) {
+      configurable.checkpoint_id = forkFrom === "" ? EMPTY_FORK : forkFrom;
+      if (kwargs.checkpointNamespace) configurable.checkpoint_ns = kwargs.checkpointNamespace;
+    }
+    const {
+      configurable: _ignored,
+      recursion_limit: recursionLimit,
+      ...rest
+    } = kwargs.config ?? {};
+    const runMetadata = {
+      ...run.metadata,
+      run_id: run.runId,
+      assistant_id: run.assistantId,
+      thread_id: run.threadId,
+    };
+    return runGraphLeg({
+      graph,
+      input: legs === 1 ? inputOf(kwargs) : null,
+      config: {
+        ...rest,
+        configurable,
+        ...(typeof recursionLimit === "number" ? { recursionLimit } : {}),
+        metadata: { ...((rest.metadata as Record<string, unknown>) ?? {}), ...runMetadata },
+        runId: run.runId,
+      },
+      context: kwargs.context,
+      interruptBefore: kwargs.interruptBefore,
+      interruptAfter: kwargs.interruptAfter,
+      durability: kwargs.durability ?? this.options.durability,
+      budgetMs: Math.max(0, deadline - this.now()),
+      cancel,
+      withSaver: (work) => this.options.engine.withSaver(scope, work, runMetadata),
+    });
+  }
+
+  /** Records how a leg ended, releases or hands over the thread, and says what runs next. */
+  private async settle(
+    tenantId: string,
+    run: RunRecord,
+    claimed: ClaimedRun,
+    result: LegResult,
+    startCheckpointId: string | undefined,
+    time: WorkTime,
+  ): Promise<RunJob | undefined> {
+    const { outcome } = result;
+    const threadId = run.threadId;
+    const next: RunJob = { tenantId, threadId };
+    switch (outcome.kind) {
+      case "completed":
+        this.keepResult(run.runId, outcome.values);
+        await this.end(tenantId, run, claimed, "success", { status: "COMPLETED" });
+        return next;
+      case "paused":
+        this.keepResult(run.runId, {
+          ...outcome.values,
+          __interrupt__: outcome.interrupts.map(({ id, value }) => ({ id, value })),
+        });
+        await this.end(tenantId, run, claimed, "success", {
+          status: "PAUSED_FOR_HUMAN",
+          nextNodes: outcome.nextNodes,
+          interrupts: outcome.interrupts,
+        });
+        return next;
+      case "failed":
+        this.options.logger.error(
+          {
+            errorId: outcome.errorId,
+            err: { name: outcome.errorName },
+            tenant: tenantId,
+            thread: threadId,
+            run: run.runId,
+          },
+          "background run failed",
+        );
+        await this.end(
+          tenantId,
+          run,
+          claimed,
+          "error",
+          // A graph that could not be built changed nothing: the thread stays as it was.
+          result.notStarted ? restoreOf(claimed.previous) : { status: "ERROR" },
+          {
+            error: {
+              error: outcome.errorName,
+              message: `${outcome.message} (error id ${outcome.errorId})`,
+            },
+          },
+        );
+        return next;
+      case "cancelled":
+        if (outcome.action === "rollback") {
+          await this.options.runs.deleteRun(tenantId, threadId, run.runId);
+          await this.release(tenantId, threadId, claimed, {
+            ...restoreOf(claimed.previous),
+            forkFrom: startCheckpointId ?? "",
+          });
+          this.events.emit(run.runId);
+          return next;
+        }
+        await this.end(tenantId, run, claimed, "interrupted", { status: "COMPLETED" });
+        return next;
+      case "deadline": {
+        if (startCheckpointId !== undefined && run.startCheckpointId === undefined) {
+          await this.options.runs.updateRun(
+            tenantId,
+            threadId,
+            run.runId,
+            { startCheckpointId },
+            this.now(),
+          );
+        }
+        // The run goes on in a next leg, from its last checkpoint; the thread stays its own meanwhile. A node the
+        // leg aborted may still run (JavaScript cannot stop it): the lease then stays until this process's end,
+        // so the next leg cannot run that node alongside it.
+        await this.options.threads.finishRun({
+          tenantId,
+          threadId,
+          owner: run.runId,
+          now: this.now(),
+          status: "RUNNING",
+          nextNodes: [],
+          interrupts: [],
+          handOff: true,
+          ...(result.nodesRunning ? { keepLease: true, leaseUntil: time.processDeadline } : {}),
+        });
+        await this.options.dispatcher.dispatch({ tenantId, threadId, runId: run.runId });
+        return undefined;
+      }
+    }
+  }
+
+  /** Ends a run: its record, the thread's outcome and lease, its waiters, its webhook, a temporary thread. */
+  private async end(
+    tenantId: string,
+    run: RunRecord,
+    claimed: ClaimedRun,
+    status: RunStatus,
+    thread: Partial<Pick<FinishRunInput, "status" | "nextNodes" | "interrupts" | "assistantId">>,
+    extra: { error?: RunRecord["error"] } = {},
+  ): Promise<void> {
+    const ended = await this.options.runs.updateRun(
+      tenantId,
+      run.threadId,
+      run.runId,
+      { status, ...extra },
+      this.now(),
+    );
+    await this.release(tenantId, run.threadId, claimed, {
+      status: thread.status,
+      nextNodes: thread.nextNodes ?? [],
+      interrupts: thread.interrupts ?? [],
+      // A run that never started leaves the thread's assistant as it was.
+      ...("assistantId" in thread
+        ? thread.assistantId !== undefined
+          ? { assistantId: thread.assistantId }
+          : {}
+        : { assistantId: run.assistantId }),
+    });
+    this.events.emit(run.runId);
+    if (run.kwargs.webhook) {
+      await this.options.webhooks.send(
+        run.kwargs.webhook,
+        ended ?? { ...run, status },
+        this.results.get(run.runId),
+      );
+    }
+    if (run.kwargs.temporary) await this.deleteTemporaryThread(tenantId, run.threadId);
+  }
+
+  private async release(
+    tenantId: string,
+    threadId: string,
+    claimed: ClaimedRun,
+    outcome: Omit<FinishRunInput, "tenantId" | "threadId" | "owner" | "now">,
+  ): Promise<void> {
+    await this.options.threads.finishRun({
+      tenantId,
+      threadId,
+      owner: claimed.runId,
+      now: this.now(),
+      ...outcome,
+    });
+  }
+
+  /** A waiting run that will never start: interrupted, or deleted when rolled back. */
+  private async endQueued(
+    tenantId: string,
+    threadId: string,
+    runId: string,
+    action: CancelAction,
+  ): Promise<void> {
+    if (action === "rollback") await this.options.runs.deleteRun(tenantId, threadId, runId);
+    else
+      await this.options.runs.updateRun(
+        tenantId,
+        threadId,
+        runId,
+        { status: "interrupted" },
+        this.now(),
+      );
+    this.events.emit(runId);
+  }
+
+  private async deleteTemporaryThread(tenantId: string, threadId: string): Promise<void> {
+    try {
+      await this.options.engine.deleteThread(tenantId, threadId, 30_000);
+      await this.options.runs.forgetThread(tenantId, threadId);
+    } catch (error) {
+      // A run queued meanwhile keeps the thread: it is deleted after that one (if temporary too).
+      this.options.logger.warn(
+        { thread: threadId, err: { name: (error as Error)?.name } },
+        "temporary thread kept",
+      );
+    }
+  }
+
+  private resumeRejection(run: RunRecord, previous: ThreadRecord): Error | undefined {
+    const resume = run.kwargs.command?.resume;
+    if (resume === undefined) return undefined;
+    return resumeRejection(previous, {
+      tenantId: "",
+      threadId: run.threadId,
+      owner: run.runId,
+      expiresAt: 0,
+      now: 0,
+      mode: "resume",
+      assistantId: run.assistantId,
+      resumeIds: isResumeMap(resume) ? Object.keys(resume) : undefined,
+    });
+  }
+
+  private keepResult(runId: string, values: Record<string, unknown>): void {
+    this.results.set(runId, values);
+    setTimeout(() => this.results.delete(runId), RESULT_TTL_MS).unref?.();
+  }
+
+  private waitForEnd(runId: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.events.off(runId, done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.events.once(runId, done);
+    });
+  }
+}
+
+/** What a run's first leg gives the graph: a Command for `command`, else the input (null continues). */
+function inputOf(kwargs: RunKwargs): unknown {
+  const command = kwargs.command;
+  if (
+    command &&
+    (command.resume !== undefined || command.update !== undefined || command.goto !== undefined)
+  ) {
+    return new Command({
+      ...(command.resume !== undefined ? { resume: command.resume } : {}),
+      ...(command.update !== undefined
+        ? { update: command.update as Record<string, unknown> }
+        : {}),
+      ...(command.goto !== undefined ? { goto: command.goto as string } : {}),
+    });
+  }
+  return kwargs.input ?? null;
+}
+
+/** A release that leaves the thread's outcome as it was before the claim. */
+function restoreOf(previous: ThreadRecord): {
+  status: ThreadStatus | undefined;
+  nextNodes: string[];
+  interrupts: ThreadRecord["interrupts"];
+  assistantId?: string;
+} {
+  return {
+    status: previous.status === "RUNNING" ? "ERROR" : previous.status,
+    nextNodes: previous.nextNodes,
+    interrupts: previous.interrupts,
+    ...(previous.assistantId !== undefined ? { assistantId: previous.assistantId } : {}),
+  };
+}
+
+function metricOf(outcome: LegOutcome): "paused" | "completed" | "failed" | "deadline" {
+  if (outcome.kind === "cancelled") return "completed";
+  return outcome.kind;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

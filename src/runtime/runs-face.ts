@@ -1,0 +1,313 @@
+import { randomUUID } from "node:crypto";
+import {
+  CheckpointerRequiredError,
+  RunBudgetExhaustedError,
+  ThreadBusyError,
+} from "../shared/errors";
+import { isBusy, resumeRejection } from "../shared/threads";
+import { isResumeMap } from "./engine";
+import { FINAL_RUN_STATUSES, type CancelAction, type RunRecord } from "../shared/runs";
+import { HttpError, json, noContent, type HttpResult } from "./http";
+import {
+  assistantFrom,
+  integerField,
+  threadIdFrom,
+  type RouteContext,
+  type RouteHandler,
+} from "./route-context";
+import { optionalEnum, parseRunBody, type RunBody } from "./run-body";
+import { runJson } from "./run-json";
+import type { JoinResult, RunManager } from "./run-manager";
+import { readThreadValues } from "./thread-values";
+import { isRunStatus } from "../shared/runs";
+
+/**
+ * Runs on the LangGraph Server face: background runs (create, get, list, join, cancel, delete) and waited runs,
+ * on a thread or stateless (a thread made for the run, deleted after it unless `on_completion: "keep"`).
+ */
+
+/** Time kept free at the end of a request to answer it (read the state, write the response). */
+const ANSWER_MARGIN_MS = 2_000;
+
+export const createRun: RouteHandler = async (context) => {
+  const threadId = threadIdFrom(context.params.thread_id, 422);
+  const { run } = await startRun(context, threadId, false);
+  return json(200, runJson(run), contentLocation(run));
+};
+
+export const createStatelessRun: RouteHandler = async (context) => {
+  const { run } = await startRun(context, randomUUID(), true);
+  return json(200, runJson(run), contentLocation(run));
+};
+
+export const waitRun: RouteHandler = async (context) =>
+  waitForRun(context, threadIdFrom(context.params.thread_id, 422), false);
+
+export const waitStatelessRun: RouteHandler = async (context) =>
+  waitForRun(context, randomUUID(), true);
+
+export const listRuns: RouteHandler = async (context) => {
+  const threadId = threadIdFrom(context.params.thread_id, 422);
+  context.log.thread = threadId;
+  const limit = integerField(context.query, "limit", 10, 1, 1000, true);
+  const offset = integerField(context.query, "offset", 0, 0, 100_000, true);
+  const status = context.query.status;
+  if (status !== undefined && !isRunStatus(status)) {
+    throw new HttpError(
+      422,
+      `Invalid status: expected a run status, got ${JSON.stringify(status)}`,
+    );
+  }
+  await context.engine.requireThread(context.tenantId, threadId);
+  const runs = await manager(context).runStore.listRuns({
+    tenantId: context.tenantId,
+    threadId,
+    limit,
+    offset,
+    ...(status ? { status } : {}),
+  });
+  return json(200, runs.map(runJson));
+};
+
+export const getRun: RouteHandler = async (context) => {
+  const run = await requireRun(context);
+  return json(200, runJson(run));
+};
+
+export const deleteRun: RouteHandler = async (context) => {
+  const run = await requireRun(context);
+  if (!FINAL_RUN_STATUSES.includes(run.status) && run.status !== "pending") {
+    throw new HttpError(409, `Run ${run.runId} is running: cancel it first`);
+  }
+  if (run.status === "pending") {
+    await manager(context).cancel(context.tenantId, run.threadId, run.runId, "rollback");
+  }
+  await manager(context).runStore.deleteRun(context.tenantId, run.threadId, run.runId);
+  return noContent();
+};
+
+export const joinRun: RouteHandler = async (context) => {
+  const run = await requireRun(context);
+  const joined = await manager(context).join(
+    context.tenantId,
+    run.threadId,
+    run.runId,
+    budgetOf(context),
+  );
+  if (!joined) throw new HttpError(404, `Run ${run.runId} not found`);
+  if (!joined.done) {
+    // 408: the SDK does not re-send it, the client joins again (the run goes on meanwhile).
+    throw new HttpError(408, `Run ${run.runId} is still ${joined.run.status}: join it again`);
+  }
+  return json(200, await resultOf(context, joined));
+};
+
+export const cancelRun: RouteHandler = async (context) => {
+  const run = await requireRun(context);
+  const wait = ["1", "true"].includes(context.query.wait ?? "");
+  const action: CancelAction =
+    optionalEnum(context.query, "action", ["interrupt", "rollback"] as const) ?? "interrupt";
+  await manager(context).cancel(context.tenantId, run.threadId, run.runId, action);
+  if (!wait) return { statusCode: 202, headers: { "content-type": "application/json" } };
+  await manager(context).join(context.tenantId, run.threadId, run.runId, budgetOf(context));
+  return noContent();
+};
+
+/** Creates a run as the body says, on `threadId` (stateless: a new thread, made for it). */
+async function startRun(
+  context: RouteContext,
+  threadId: string,
+  stateless: boolean,
+): Promise<{ run: RunRecord; startsNow: boolean; body: RunBody }> {
+  const runs = manager(context);
+  const body = parseRunBody(context.body, context.webhooks);
+  const assistantId = assistantFrom(context.registry, body.assistantId, 422);
+  context.log.thread = threadId;
+  context.log.assistant = assistantId;
+  if (!stateless) await refuseInvalidResume(context, threadId, assistantId, body);
+  try {
+    const created = await runs.create({
+      tenantId: context.tenantId,
+      threadId,
+      assistantId,
+      kwargs: {
+        ...body.kwargs,
+        ...(stateless && !body.keepThread ? { temporary: true } : {}),
+        ...(body.afterSeconds > 0 ? { afterSeconds: body.afterSeconds } : {}),
+      },
+      metadata: body.metadata,
+      strategy: body.strategy,
+      createIfMissing: stateless || body.ifNotExists === "create",
+    });
+    if (!created.startsNow) {
+      // Another run holds the thread: it takes this one when it ends; a dispatch covers a thread just freed.
+      await runs.dispatcher.dispatch({ tenantId: context.tenantId, threadId });
+    }
+    return { ...created, body };
+  } catch (error) {
+    if (error instanceof ThreadBusyError) {
+      throw new HttpError(
+        409,
+        "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.",
+      );
+    }
+    throw error;
+  }
+}
+
+/**
+ * A resume on a thread no run holds or waits for is checked now, so the client hears 409 (nothing to resume,
+ * another assistant) and nothing is written; a resume queued behind other runs is checked when it starts.
+ */
+async function refuseInvalidResume(
+  context: RouteContext,
+  threadId: string,
+  assistantId: string,
+  body: RunBody,
+): Promise<void> {
+  const resume = body.kwargs.command?.resume;
+  if (resume === undefined) return;
+  const now = Date.now();
+  const record = await context.engine.store("Resuming a run").get(context.tenantId, threadId);
+  if (!record || isBusy(record, now)) return;
+  const rejection = resumeRejection(record, {
+    tenantId: context.tenantId,
+    threadId,
+    owner: "",
+    expiresAt: now,
+    now,
+    mode: "resume",
+    assistantId,
+    resumeIds: isResumeMap(resume) ? Object.keys(resume) : undefined,
+  });
+  if (rejection) throw rejection;
+}
+
+/**
+ * A run waited for: started here when the thread is free (this request is its first leg), else queued; then
+ * joined until it ends or this request's time is up. A run that outlives the request goes on in the
+ * background: the answer says so (`__error__` TimeoutError, which the SDK raises) and names the run in
+ * `Content-Location`, so the client can join it.
+ */
+async function waitForRun(
+  context: RouteContext,
+  threadId: string,
+  stateless: boolean,
+): Promise<HttpResult> {
+  if (!context.runs) return statelessWithoutCheckpointer(context, threadId);
+  if (context.remainingMs - context.deadlineMarginMs <= 0) {
+    // Nothing ran yet: a "continue with input null" answer would be wrong (there may be no checkpoint).
+    throw new RunBudgetExhaustedError(context.remainingMs, context.deadlineMarginMs);
+  }
+  const runs = manager(context);
+  const { run, startsNow } = await startRun(context, threadId, stateless);
+  const deadline = Date.now() + budgetOf(context);
+  if (startsNow) {
+    const time = { legDeadline: deadline, processDeadline: Date.now() + context.remainingMs };
+    await runs.work({ tenantId: context.tenantId, threadId }, time, false);
+  }
+  else await runs.dispatcher.dispatch({ tenantId: context.tenantId, threadId });
+  const joined = await runs.join(
+    context.tenantId,
+    threadId,
+    run.runId,
+    Math.max(0, deadline - Date.now()),
+  );
+  if (!joined) throw new HttpError(404, `Run ${run.runId} not found`);
+  if (!joined.done) {
+    return json(
+      200,
+      {
+        __error__: {
+          error: "TimeoutError",
+          message: `Run ${run.runId} continues in the background: join it (GET /threads/${threadId}/runs/${run.runId}/join)`,
+        },
+      },
+      contentLocation(run),
+    );
+  }
+  return json(200, await resultOf(context, joined), contentLocation(run));
+}
+
+/** What a finished run answers: the thread's values (with pending interrupts), or its error. */
+async function resultOf(
+  context: RouteContext,
+  joined: Extract<JoinResult, { done: true }>,
+): Promise<unknown> {
+  const { run } = joined;
+  if (run.status === "error" || run.status === "timeout") {
+    return { __error__: run.error ?? { error: "Error", message: `Run ended in ${run.status}` } };
+  }
+  if (joined.values) return joined.values;
+  if (run.kwargs.temporary) return {};
+  return readThreadValues(context, run.threadId, run.assistantId);
+}
+
+/** A handler without a checkpointer keeps no threads or runs: a waited run runs here, statelessly. */
+async function statelessWithoutCheckpointer(
+  context: RouteContext,
+  threadId: string,
+): Promise<HttpResult> {
+  const body = parseRunBody(context.body, context.webhooks);
+  if (body.ifNotExists !== "create" && context.params.thread_id !== undefined) {
+    // No thread ever exists, so the default `reject` is a 404 as for any missing thread.
+    throw new HttpError(
+      404,
+      `Thread not found: ${threadId} (this handler keeps no threads: send if_not_exists "create")`,
+    );
+  }
+  if (body.kwargs.command?.resume !== undefined)
+    throw new CheckpointerRequiredError("Resuming a run");
+  const assistantId = assistantFrom(context.registry, body.assistantId, 422);
+  const outcome = await context.engine.run({
+    tenantId: context.tenantId,
+    threadId,
+    assistantId,
+    kind: "start",
+    input: body.kwargs.input,
+    createIfMissing: true,
+    remainingMs: context.remainingMs,
+  });
+  switch (outcome.kind) {
+    case "completed":
+      return json(200, outcome.values);
+    case "paused":
+      throw new CheckpointerRequiredError("Pausing at an interrupt");
+    case "deadline":
+      return json(200, {
+        __error__: { error: "TimeoutError", message: "The run was stopped at the deadline" },
+      });
+    case "failed":
+      return json(200, {
+        __error__: {
+          error: outcome.errorName,
+          message: `${outcome.message} (error id ${outcome.errorId})`,
+        },
+      });
+  }
+}
+
+async function requireRun(context: RouteContext): Promise<RunRecord> {
+  const threadId = threadIdFrom(context.params.thread_id, 422);
+  const runId = context.params.run_id ?? "";
+  context.log.thread = threadId;
+  const run = await manager(context).runStore.getRun(context.tenantId, threadId, runId);
+  if (!run) throw new HttpError(404, `Run ${runId} not found`);
+  return run;
+}
+
+function manager(context: RouteContext): RunManager {
+  if (!context.runs) throw new CheckpointerRequiredError("A background run");
+  return context.runs;
+}
+
+/** What a request may spend waiting: its remaining time less the margin to answer. */
+function budgetOf(context: RouteContext): number {
+  return Math.max(0, context.remainingMs - context.deadlineMarginMs - ANSWER_MARGIN_MS);
+}
+
+function contentLocation(run: RunRecord): Record<string, string> {
+  return {
+    "content-location": `/threads/${encodeURIComponent(run.threadId)}/runs/${encodeURIComponent(run.runId)}`,
+  };
+}

@@ -1,0 +1,72 @@
+import { InvalidEventError } from "../shared/errors";
+import { assembleRuntime, type HandlerOptions } from "./assembly";
+import { parseRunJob, type RunJobEvent } from "./dispatchers";
+import type { RunJob } from "./run-manager";
+import type { HandlerContext } from "./types";
+
+/** What the worker function handles: a run job, or an SQS batch of jobs Lambda could not run. */
+export type WorkerEvent = RunJobEvent | { Records: Array<{ body?: string; messageId?: string }> };
+
+export type WorkerHandler = (event: unknown, context?: HandlerContext) => Promise<WorkerResult>;
+
+export interface WorkerResult {
+  /** The job's runs were worked on (or, for a failure record, the failure was recorded). */
+  jobs: number;
+  /** SQS records (by message id) that could not be handled: Lambda returns them to the queue. */
+  batchItemFailures: Array<{ itemIdentifier: string }>;
+}
+
+/** Time kept free at the end of a worker invocation to record how a leg ended and hand over. */
+const WORKER_MARGIN_MS = 10_000;
+
+/**
+ * The worker function's handler: runs background runs, one leg per invocation (up to the function's timeout
+ * less a margin), handing over to a next invocation when a run needs more. Its on-failure destination (an SQS
+ * queue feeding this same function) brings back the jobs Lambda gave up on after its retries: their runs are
+ * recorded as failed, so nothing stays `running` past its lease.
+ */
+export function createWorkerHandler(options: HandlerOptions): WorkerHandler {
+  const runtime = assembleRuntime(options);
+  const manager = runtime.runs;
+  if (!manager) {
+    throw new InvalidEventError(
+      "configuration",
+      "expected a checkpointer (TABLE_NAME) for the worker: background runs need thread and run records",
+    );
+  }
+  return async (event, lambdaContext) => {
+    const remaining = lambdaContext?.getRemainingTimeInMillis?.() ?? 15 * 60 * 1000;
+    const processDeadline = Date.now() + remaining;
+    const legDeadline = processDeadline - Math.max(WORKER_MARGIN_MS, runtime.deadlineMarginMs);
+    const records = (event as { Records?: unknown })?.Records;
+    if (Array.isArray(records)) {
+      const failures: WorkerResult["batchItemFailures"] = [];
+      for (const record of records as Array<{ body?: string; messageId?: string }>) {
+        try {
+          await manager.recordFailedJob(failedJobOf(record.body));
+        } catch (error) {
+          runtime.logger.error(
+            { err: { name: (error as Error)?.name } },
+            "failed run job not recorded",
+          );
+          if (record.messageId) failures.push({ itemIdentifier: record.messageId });
+        }
+      }
+      return { jobs: records.length - failures.length, batchItemFailures: failures };
+    }
+    const job = parseRunJob(event);
+    await manager.work(job, { legDeadline, processDeadline });
+    return { jobs: 1, batchItemFailures: [] };
+  };
+}
+
+/** The job inside a Lambda destination record (`requestPayload`), as the failure queue delivers it. */
+function failedJobOf(body: string | undefined): RunJob {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body ?? "");
+  } catch {
+    throw new InvalidEventError("Records[].body", "expected a Lambda destination record (JSON)");
+  }
+  return parseRunJob((parsed as { requestPayload?: unknown })?.requestPayload);
+}

@@ -1,0 +1,183 @@
+import { randomBytes } from "node:crypto";
+import type { CancelAction } from "../shared/runs";
+import {
+  INBOX_STATUSES,
+  isThreadStatus,
+  type PendingInterrupt,
+  type ThreadRecord,
+  type ThreadStatus,
+} from "../shared/threads";
+import type { Item, ItemKey } from "./client";
+import { TABLE_KEYS, THREAD_ATTRIBUTES as A } from "./definition";
+import {
+  allOf,
+  anyOf,
+  expression,
+  updateFragment,
+  type Expression,
+  type UpdateFragment,
+} from "./expressions";
+import { THREAD_RECORD_SK } from "./keys";
+
+/**
+ * The thread record's shape in the table: its key, its mapping to the runtime's ThreadRecord, and the named
+ * update fragments and conditions the repository (thread-records.ts) builds its requests from.
+ */
+export function recordKey(pk: string): ItemKey {
+  return { [TABLE_KEYS.partitionKey]: pk, [TABLE_KEYS.sortKey]: THREAD_RECORD_SK };
+}
+
+export function newGeneration(): string {
+  return randomBytes(8).toString("hex");
+}
+
+export function tenantStatus(tenantId: string, status: ThreadStatus): string {
+  return `${tenantId}#${status}`;
+}
+
+/** Sets the status (and, for inbox statuses, the inbox index key) and the next node; no next node removes it. */
+export function statusFragment(
+  tenantId: string,
+  status: ThreadStatus,
+  nextNode?: string,
+): UpdateFragment {
+  const inbox = INBOX_STATUSES.includes(status);
+  return updateFragment({
+    set: [
+      "#status = :status",
+      ...(inbox ? ["#tenant_status = :tenant_status"] : []),
+      ...(nextNode ? ["#next_node = :next_node"] : []),
+    ],
+    remove: [...(inbox ? [] : ["#tenant_status"]), ...(nextNode ? [] : ["#next_node"])],
+    names: { "#status": A.status, "#tenant_status": A.tenantStatus, "#next_node": A.nextNode },
+    values: {
+      ":status": status,
+      ...(inbox ? { ":tenant_status": tenantStatus(tenantId, status) } : {}),
+      ...(nextNode ? { ":next_node": nextNode } : {}),
+    },
+  });
+}
+
+export function recordExists(): Expression {
+  return expression("attribute_exists(#pk)", { "#pk": TABLE_KEYS.partitionKey });
+}
+
+export function recordAbsent(): Expression {
+  return expression("attribute_not_exists(#pk)", { "#pk": TABLE_KEYS.partitionKey });
+}
+
+/** No lease, or one that lapsed before `nowMs`. */
+export function leaseFree(nowMs: number): Expression {
+  return expression(
+    "attribute_not_exists(#owner) OR #expires < :now_ms",
+    { "#owner": A.leaseOwner, "#expires": A.leaseExpiresAt },
+    { ":now_ms": nowMs },
+  );
+}
+
+export function leaseHeldBy(owner: string): Expression {
+  return expression("#owner = :owner", { "#owner": A.leaseOwner }, { ":owner": owner });
+}
+
+export function statusIs(status: ThreadStatus): Expression {
+  return expression(
+    "#status = :expected_status",
+    { "#status": A.status },
+    { ":expected_status": status },
+  );
+}
+
+export function statusIsNot(status: ThreadStatus): Expression {
+  return anyOf(
+    expression("attribute_not_exists(#status)", { "#status": A.status }),
+    expression(
+      "#status <> :refused_status",
+      { "#status": A.status },
+      { ":refused_status": status },
+    ),
+  );
+}
+
+export function assistantIs(assistantId: string): Expression {
+  return expression(
+    "#assistant = :assistant",
+    { "#assistant": A.assistantId },
+    { ":assistant": assistantId },
+  );
+}
+
+/** The record keeps pending interrupts as JSON: the named id must appear there as an `"id"`. */
+export function interruptPending(id: string, index: number): Expression {
+  return expression(
+    `contains(#interrupts, :interrupt_${index})`,
+    { "#interrupts": A.interrupts },
+    { [`:interrupt_${index}`]: `"id":${JSON.stringify(id)}` },
+  );
+}
+
+export function toRecord(item: Item): ThreadRecord {
+  const status: unknown = item[A.status];
+  const next = item[A.nextNode] as string | undefined;
+  return {
+    threadId: String(item[A.threadId] ?? ""),
+    status: isThreadStatus(status) ? status : undefined,
+    nextNodes: next ? next.split(",") : [],
+    interrupts: parseJson<PendingInterrupt[]>(item[A.interrupts], []),
+    metadata: parseJson<Record<string, unknown>>(item[A.metadata], {}),
+    assistantId: item[A.assistantId] as string | undefined,
+    createdAt: Number(item[A.createdAt] ?? 0),
+    updatedAt: Number(item[A.updatedAt] ?? 0),
+    leaseOwner: item[A.leaseOwner] as string | undefined,
+    leaseExpiresAt:
+      item[A.leaseExpiresAt] === undefined ? undefined : Number(item[A.leaseExpiresAt]),
+    runQueue: Array.isArray(item[A.runQueue]) ? (item[A.runQueue] as string[]) : [],
+    cancelAction: isCancelAction(item[A.cancelAction]) ? item[A.cancelAction] : undefined,
+    continuing: item[A.continuing] as string | undefined,
+    forkFrom: item[A.forkFrom] as string | undefined,
+  };
+}
+
+function isCancelAction(value: unknown): value is CancelAction {
+  return value === "interrupt" || value === "rollback";
+}
+
+function parseJson<T>(text: unknown, fallback: T): T {
+  if (typeof text !== "string") return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+/** No run waits for the thread and none is between two legs. */
+export function queueIdle(): Expression {
+  return allOf(
+    anyOf(
+      expression("attribute_not_exists(#queue)", { "#queue": A.runQueue }),
+      expression("size(#queue) = :zero", { "#queue": A.runQueue }, { ":zero": 0 }),
+    ),
+    expression("attribute_not_exists(#continuing)", { "#continuing": A.continuing }),
+  );
+}
+
+/** The attribute still holds what was read (absent when it was absent): an optimistic-concurrency check. */
+export function unchanged(placeholder: string, attribute: string, value: unknown): Expression {
+  const name = `#${placeholder}`;
+  if (value === undefined)
+    return expression(`attribute_not_exists(${name})`, { [name]: attribute });
+  return expression(
+    `${name} = :was_${placeholder}`,
+    { [name]: attribute },
+    { [`:was_${placeholder}`]: value },
+  );
+}
+
+/** The run queue as it was read: the same list, or absent/empty when it was empty. */
+export function queueUnchanged(queue: string[]): Expression {
+  if (queue.length > 0) return unchanged("queue", A.runQueue, queue);
+  return anyOf(
+    expression("attribute_not_exists(#queue)", { "#queue": A.runQueue }),
+    expression("size(#queue) = :zero", { "#queue": A.runQueue }, { ":zero": 0 }),
+  );
+}
