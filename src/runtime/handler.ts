@@ -13,9 +13,10 @@ import {
 } from "./http";
 import type { RequestLogFields, RouteContext, RouteHandler } from "./route-context";
 import { ROUTES, type ApiFace } from "./routes";
-import * as runs from "./runs-face";
-import * as server from "./server-face";
-import * as simple from "./simple-face";
+import { ASSISTANT_HANDLERS } from "./assistants-face";
+import { RUN_HANDLERS } from "./runs-face";
+import { SIMPLE_HANDLERS } from "./simple-face";
+import { THREAD_HANDLERS } from "./threads-face";
 import type { HandlerContext } from "./types";
 
 export type { HandlerOptions } from "./assembly";
@@ -26,25 +27,10 @@ export const DEFAULT_REMAINING_MS = API_GATEWAY_TIMEOUT_MS;
 export type ApiHandler = (event: HttpEvent, context?: HandlerContext) => Promise<HttpResult>;
 
 export const ROUTE_HANDLERS: Readonly<Record<string, RouteHandler>> = {
-  "POST /invoke": simple.invoke,
-  "GET /threads/{thread_id}/status": simple.threadStatus,
-  "POST /threads": server.createThread,
-  "POST /threads/search": server.searchThreads,
-  "GET /threads/{thread_id}": server.getThread,
-  "DELETE /threads/{thread_id}": server.deleteThread,
-  "GET /threads/{thread_id}/state": server.getThreadState,
-  "POST /threads/{thread_id}/history": server.getThreadHistory,
-  "POST /threads/{thread_id}/runs": runs.createRun,
-  "GET /threads/{thread_id}/runs": runs.listRuns,
-  "POST /threads/{thread_id}/runs/wait": runs.waitRun,
-  "GET /threads/{thread_id}/runs/{run_id}": runs.getRun,
-  "DELETE /threads/{thread_id}/runs/{run_id}": runs.deleteRun,
-  "GET /threads/{thread_id}/runs/{run_id}/join": runs.joinRun,
-  "POST /threads/{thread_id}/runs/{run_id}/cancel": runs.cancelRun,
-  "POST /runs": runs.createStatelessRun,
-  "POST /runs/wait": runs.waitStatelessRun,
-  "GET /assistants/{assistant_id}": server.getAssistant,
-  "POST /assistants/search": server.searchAssistants,
+  ...SIMPLE_HANDLERS,
+  ...THREAD_HANDLERS,
+  ...RUN_HANDLERS,
+  ...ASSISTANT_HANDLERS,
 };
 
 // ROUTES feeds API Gateway: a route without a handler (or the reverse) is a bug caught at container init.

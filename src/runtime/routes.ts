@@ -28,14 +28,17 @@ export interface RouteDefinition {
 }
 
 export const ROUTES: readonly RouteDefinition[] = [
+  // The simple face (simple-face.ts).
   { method: "POST", path: "/invoke", face: "simple" },
   { method: "GET", path: "/threads/{thread_id}/status", face: "simple" },
+  // Threads (threads-face.ts).
   { method: "POST", path: "/threads", face: "server" },
   { method: "POST", path: "/threads/search", face: "server" },
   { method: "GET", path: "/threads/{thread_id}", face: "server" },
   { method: "DELETE", path: "/threads/{thread_id}", face: "server" },
   { method: "GET", path: "/threads/{thread_id}/state", face: "server" },
   { method: "POST", path: "/threads/{thread_id}/history", face: "server" },
+  // Runs (runs-face.ts).
   { method: "POST", path: "/threads/{thread_id}/runs", face: "server" },
   { method: "GET", path: "/threads/{thread_id}/runs", face: "server" },
   { method: "POST", path: "/threads/{thread_id}/runs/wait", face: "server" },
@@ -45,6 +48,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: "POST", path: "/threads/{thread_id}/runs/{run_id}/cancel", face: "server" },
   { method: "POST", path: "/runs", face: "server" },
   { method: "POST", path: "/runs/wait", face: "server" },
+  // Assistants (assistants-face.ts).
   { method: "GET", path: "/assistants/{assistant_id}", face: "server" },
   { method: "POST", path: "/assistants/search", face: "server" },
 ];

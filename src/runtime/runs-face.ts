@@ -205,8 +205,7 @@ async function waitForRun(
   if (startsNow) {
     const time = { legDeadline: deadline, processDeadline: Date.now() + context.remainingMs };
     await runs.work({ tenantId: context.tenantId, threadId }, time, false);
-  }
-  else await runs.dispatcher.dispatch({ tenantId: context.tenantId, threadId });
+  } else await runs.dispatcher.dispatch({ tenantId: context.tenantId, threadId });
   const joined = await runs.join(
     context.tenantId,
     threadId,
@@ -311,3 +310,15 @@ function contentLocation(run: RunRecord): Record<string, string> {
     "content-location": `/threads/${encodeURIComponent(run.threadId)}/runs/${encodeURIComponent(run.runId)}`,
   };
 }
+
+export const RUN_HANDLERS: Readonly<Record<string, RouteHandler>> = {
+  "POST /threads/{thread_id}/runs": createRun,
+  "GET /threads/{thread_id}/runs": listRuns,
+  "POST /threads/{thread_id}/runs/wait": waitRun,
+  "GET /threads/{thread_id}/runs/{run_id}": getRun,
+  "DELETE /threads/{thread_id}/runs/{run_id}": deleteRun,
+  "GET /threads/{thread_id}/runs/{run_id}/join": joinRun,
+  "POST /threads/{thread_id}/runs/{run_id}/cancel": cancelRun,
+  "POST /runs": createStatelessRun,
+  "POST /runs/wait": waitStatelessRun,
+};

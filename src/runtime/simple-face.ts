@@ -77,3 +77,8 @@ export const threadStatus: RouteHandler = async (context: RouteContext): Promise
 function ask(interrupts: PendingInterrupt[]): unknown {
   return interrupts.length === 1 ? interrupts[0]!.value : interrupts.map((item) => item.value);
 }
+
+export const SIMPLE_HANDLERS: Readonly<Record<string, RouteHandler>> = {
+  "POST /invoke": invoke,
+  "GET /threads/{thread_id}/status": threadStatus,
+};

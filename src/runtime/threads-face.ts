@@ -13,9 +13,7 @@ import {
 import { SEARCH_STATUSES, threadJson, threadStateJson } from "./serialize";
 import type { ThreadRecord } from "../shared/threads";
 
-/** The LangGraph Server face: the routes `@langchain/langgraph-sdk`'s Client calls. */
-
-const CREATED_AT = new Date().toISOString();
+/** Threads on the LangGraph Server face (`client.threads.*` of `@langchain/langgraph-sdk`). */
 
 export const createThread: RouteHandler = async (context) => {
   const { body } = context;
@@ -138,41 +136,6 @@ export const getThreadHistory: RouteHandler = async (context) => {
   return json(200, states);
 };
 
-export const getAssistant: RouteHandler = async (context) => {
-  const assistantId = context.params.assistant_id ?? "";
-  if (!context.registry.has(assistantId)) {
-    throw new HttpError(404, `Assistant not found: ${assistantId}`);
-  }
-  return json(200, assistantJson(assistantId));
-};
-
-export const searchAssistants: RouteHandler = async (context) => {
-  const { body } = context;
-  const limit = integerField(body, "limit", 10, 1, MAX_SEARCH_LIMIT);
-  const offset = integerField(body, "offset", 0, 0, MAX_SEARCH_OFFSET);
-  const graphId = body.graph_id;
-  if (graphId !== undefined && graphId !== null && typeof graphId !== "string") {
-    throw new HttpError(422, `Invalid graph_id: expected a string, got ${describe(graphId)}`);
-  }
-  const ids = context.registry.assistantIds.filter((id) => !graphId || id === graphId);
-  return json(200, ids.slice(offset, offset + limit).map(assistantJson));
-};
-
-function assistantJson(assistantId: string): Record<string, unknown> {
-  return {
-    assistant_id: assistantId,
-    graph_id: assistantId,
-    name: assistantId,
-    description: null,
-    config: {},
-    context: {},
-    metadata: {},
-    version: 1,
-    created_at: CREATED_AT,
-    updated_at: CREATED_AT,
-  };
-}
-
 async function readState(context: RouteContext, record: ThreadRecord) {
   const assistantId = record.assistantId ?? assistantFrom(context.registry, undefined, 422);
   const scope = context.engine.tenant(context.tenantId);
@@ -208,3 +171,12 @@ function matchesMetadata(record: ThreadRecord, filter: Record<string, unknown>):
 function withoutUndefined(value: Record<string, unknown>): Record<string, unknown> {
   return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
 }
+
+export const THREAD_HANDLERS: Readonly<Record<string, RouteHandler>> = {
+  "POST /threads": createThread,
+  "POST /threads/search": searchThreads,
+  "GET /threads/{thread_id}": getThread,
+  "DELETE /threads/{thread_id}": deleteThread,
+  "GET /threads/{thread_id}/state": getThreadState,
+  "POST /threads/{thread_id}/history": getThreadHistory,
+};
