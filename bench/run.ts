@@ -8,12 +8,14 @@ import dynamodb from "./dynamodb";
 import handler from "./handler";
 import image from "./image";
 import memory from "./memory";
+import store from "./store";
 import synth from "./synth";
 
 // One line per section; `npm run bench -- <name>` runs only the named ones.
 const SECTIONS: Array<{ name: string; run: BenchSection }> = [
   { name: "dynamodb", run: dynamodb },
   { name: "memory", run: memory },
+  { name: "store", run: store },
   { name: "handler", run: handler },
   { name: "image", run: image },
   { name: "synth", run: synth },

@@ -1,4 +1,4 @@
-/** `memory-table/examples`: the booking graph every guide and test uses, exported for trying things out. */
+/** `memory-table/examples`: the example graphs every guide and test uses (booking, preferences), exported for trying things out. */
 export {
   buildBookingGraph,
   BookingState,
@@ -7,3 +7,12 @@ export {
   type BookingGraphOptions,
   type BookingStateValues,
 } from "./booking";
+export {
+  buildPreferencesGraph,
+  preferenceNamespace,
+  PreferencesState,
+  PREFERENCE_KEY,
+  type PreferencesGraphOptions,
+  type PreferencesStateValues,
+  type StoredPreference,
+} from "./preferences";

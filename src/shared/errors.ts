@@ -241,13 +241,13 @@ export class StoreCapacityError extends StoreError {
 
 /**
  * A semantic search (`query`) over more items than the store compares: vectors are compared in the function, so
- * each such search reads every item under its prefix, up to the index's `maxCandidates`. Nothing is returned
+ * each such search reads every item under its prefix, at most the index's `maxCandidates`. Nothing is returned
  * rather than a ranking of some of the items.
  */
 export class StoreSearchTooBroadError extends StoreError {
   constructor(readonly maxCandidates: number) {
     super(
-      `Semantic search too broad: more than ${maxCandidates} items match the namespace prefix and filter; narrow the prefix or the filter, or raise index.maxCandidates`,
+      `Semantic search too broad: more than ${maxCandidates} items under the namespace prefix (the filter applies after reading); narrow the prefix, or raise index.maxCandidates`,
     );
   }
 }
