@@ -1,15 +1,19 @@
 import { LambdaClient } from "@aws-sdk/client-lambda";
+import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { Logger } from "pino";
 import { DynamoDBSaver } from "../checkpoint/dynamodb";
+import type { AssistantStore } from "../shared/assistants";
 import { InvalidConfigurationError } from "../shared/errors";
 import type { RunStore } from "../shared/runs";
 import type { ThreadStore } from "../shared/threads";
 import { TableContext } from "../table/context";
+import { AssistantDirectory } from "./assistant-directory";
 import { readRuntimeConfig, type RuntimeConfig } from "./config";
 import { InProcessDispatcher, LambdaDispatcher } from "./dispatchers";
 import { RunEngine, type TenantSaver } from "./engine";
 import { GraphRegistry } from "./graph-registry";
+import { InMemoryAssistantStore } from "./in-memory-assistant-store";
 import { InMemoryRunStore } from "./in-memory-run-store";
 import { InMemoryThreadStore } from "./in-memory-thread-store";
 import { createLogger, RunMetrics, stdoutSink, type MetricsSink } from "./observability";
@@ -47,6 +51,11 @@ export interface HandlerOptions {
   threadStore?: ThreadStore;
   /** Run records. Default: the table's, or in memory for other checkpointers. */
   runStore?: RunStore;
+  /**
+   * Assistants created through the API. Default: the table's, or in memory for other checkpointers; none when
+   * stateless (only each graph's system assistant exists, and creating one answers 400).
+   */
+  assistantStore?: AssistantStore;
   /** JWT claim carrying the tenant id (default `TENANT_CLAIM` or `custom:tenant_id`). */
   tenantClaim?: string;
   /**
@@ -74,6 +83,12 @@ export interface HandlerOptions {
   inProcessLegMs?: number;
   /** A Lambda client for the worker dispatcher (default: one built from the environment). */
   lambdaClient?: LambdaClient;
+  /**
+   * A background run's lease lapses this long after its last renewal (default 30 s): how soon a run whose worker
+   * died is taken over. Its leg renews it every `runHeartbeatMs` (default 5 s), and looks for a cancel then.
+   */
+  runLeaseMs?: number;
+  runHeartbeatMs?: number;
 }
 
 /** Everything the API handler and the worker share, built once per container. */
@@ -81,6 +96,8 @@ export interface Runtime {
   environment: RuntimeConfig;
   logger: Logger;
   registry: GraphRegistry;
+  /** System and stored assistants. */
+  assistants: AssistantDirectory;
   engine: RunEngine;
   metrics: RunMetrics;
   runs: RunManager | undefined;
@@ -99,9 +116,10 @@ export function assembleRuntime(options: HandlerOptions): Runtime {
     environment.deadlineMarginMs,
     true,
   );
-  const { saverFor, store, runs } = resolveCheckpointing(options, environment);
+  const { saverFor, store, runs, assistantStore } = resolveCheckpointing(options, environment);
   const scope = saverFor ? new RequestScope() : undefined;
   const registry = new GraphRegistry(factories, scope?.checkpointer, logger);
+  const assistants = new AssistantDirectory({ registry, store: assistantStore });
   const engine = new RunEngine({
     registry,
     scope,
@@ -127,8 +145,7 @@ export function assembleRuntime(options: HandlerOptions): Runtime {
       webhooks,
       logger,
       maxLegs: environment.maxRunLegs,
-      leaseMs: RUN_LEASE_MS,
-      heartbeatMs: RUN_HEARTBEAT_MS,
+      ...runLease(options),
       durability: options.durability,
     });
     if (dispatcher instanceof InProcessDispatcher) dispatcher.attach(manager);
@@ -137,12 +154,26 @@ export function assembleRuntime(options: HandlerOptions): Runtime {
     environment,
     logger,
     registry,
+    assistants,
     engine,
     metrics,
     runs: manager,
     webhooks,
     deadlineMarginMs,
   };
+}
+
+function runLease(options: HandlerOptions): { leaseMs: number; heartbeatMs: number } {
+  const leaseMs = positive("runLeaseMs", options.runLeaseMs, RUN_LEASE_MS);
+  const heartbeatMs = positive("runHeartbeatMs", options.runHeartbeatMs, RUN_HEARTBEAT_MS);
+  if (heartbeatMs * 2 > leaseMs) {
+    // One late renewal must not lose the lease of a live leg.
+    throw new InvalidConfigurationError(
+      "runHeartbeatMs",
+      `expected at most half of runLeaseMs (${leaseMs}), got ${heartbeatMs}`,
+    );
+  }
+  return { leaseMs, heartbeatMs };
 }
 
 function resolveDispatcher(
@@ -182,14 +213,19 @@ function resolveCheckpointing(
   saverFor: ((tenantId: string) => TenantSaver) | undefined;
   store: ThreadStore | undefined;
   runs: RunStore | undefined;
+  assistantStore: AssistantStore | undefined;
 } {
   const checkpointer = options.checkpointer;
-  if (checkpointer === false) return { saverFor: undefined, store: undefined, runs: undefined };
+  const assistantStore = options.assistantStore;
+  if (checkpointer === false) {
+    return { saverFor: undefined, store: undefined, runs: undefined, assistantStore };
+  }
   if (typeof checkpointer === "function") {
     return {
       saverFor: (tenantId) => factorySaver(checkpointer(tenantId), tenantId),
       store: options.threadStore ?? new InMemoryThreadStore(),
       runs: options.runStore ?? new InMemoryRunStore(),
+      assistantStore: assistantStore ?? new InMemoryAssistantStore(),
     };
   }
   if (checkpointer) {
@@ -205,10 +241,11 @@ function resolveCheckpointing(
       saverFor: () => ({ saver: checkpointer, bound: false }),
       store: options.threadStore ?? new InMemoryThreadStore(),
       runs: options.runStore ?? new InMemoryRunStore(),
+      assistantStore: assistantStore ?? new InMemoryAssistantStore(),
     };
   }
   const tableName = options.tableName ?? environment.tableName;
-  if (!tableName) return { saverFor: undefined, store: undefined, runs: undefined };
+  if (!tableName) return { saverFor: undefined, store: undefined, runs: undefined, assistantStore };
   const endpoint = environment.dynamodbEndpoint;
   // One table context per container: every request's saver and the thread store share its record cache.
   const table = new TableContext({
@@ -220,6 +257,7 @@ function resolveCheckpointing(
     saverFor: (tenantId) => ({ saver: new DynamoDBSaver({ table, tenantId }), bound: true }),
     store: options.threadStore ?? table.threads,
     runs: options.runStore ?? table.runs,
+    assistantStore: assistantStore ?? table.assistants,
   };
 }
 
@@ -233,6 +271,18 @@ function factorySaver(saver: AnySaver, tenantId: string): TenantSaver {
     );
   }
   return { saver, bound: bound !== undefined };
+}
+
+/**
+ * Waits for LangChain's callbacks still running in the background (LangSmith's trace uploads): Lambda freezes
+ * the process once the handler returns. A failed callback is logged, never the invocation's failure.
+ */
+export async function flushCallbacks(logger: Logger): Promise<void> {
+  try {
+    await awaitAllCallbacks();
+  } catch (error) {
+    logger.warn({ err: { name: (error as Error)?.name } }, "LangChain callbacks failed");
+  }
 }
 
 export function positive(

@@ -28,6 +28,11 @@ export interface RuntimeConfig {
   maxRunLegs: number;
   /** Hosts webhooks may be posted to. */
   webhookAllowedHosts: string[];
+  /**
+   * LangSmith (LangChain) tracing is on: every invocation waits for LangChain's pending callbacks before it
+   * returns, or Lambda would freeze the trace batches still being sent.
+   */
+  langsmithTracing: boolean;
 }
 
 /** Legs of a background run by default: eight function timeouts (two hours with the worker's 15 minutes). */
@@ -50,8 +55,19 @@ export function readRuntimeConfig(env: Environment): RuntimeConfig {
     workerFunctionName: readWorkerFunction(env),
     maxRunLegs: readMaxRunLegs(env),
     webhookAllowedHosts: readWebhookHosts(env),
+    langsmithTracing: TRACING_SWITCHES.some(
+      (name) => optional(env, name)?.toLowerCase() === "true",
+    ),
   };
 }
+
+/** The variables that switch LangChain's tracing on, as @langchain/core reads them. */
+const TRACING_SWITCHES = [
+  "LANGSMITH_TRACING",
+  "LANGSMITH_TRACING_V2",
+  "LANGCHAIN_TRACING",
+  "LANGCHAIN_TRACING_V2",
+] as const;
 
 /** Comma-separated `host` or `host:port` entries; hosts are case-insensitive, so they are kept lowercase. */
 function readWebhookHosts(env: Environment): string[] {

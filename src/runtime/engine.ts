@@ -10,7 +10,13 @@ import {
   ThreadNotFoundError,
 } from "../shared/errors";
 import { scopeThreadId } from "../shared/tenant-scope";
-import type { PendingInterrupt, ThreadRecord, ThreadStatus, ThreadStore } from "../shared/threads";
+import type {
+  PendingInterrupt,
+  ReleaseLeaseInput,
+  ThreadRecord,
+  ThreadStatus,
+  ThreadStore,
+} from "../shared/threads";
 import type { GraphRegistry } from "./graph-registry";
 import type { RequestScope } from "./scoped-checkpointer";
 import type { AnySaver, HandlerGraph } from "./types";
@@ -142,17 +148,17 @@ export class RunEngine {
           expiresAt: now + request.remainingMs,
           now,
           mode,
-          assistantId: request.assistantId,
+          graphId: request.assistantId,
           resumeIds: isResumeMap(request.resume) ? Object.keys(request.resume) : undefined,
           rejectPaused: request.rejectPaused,
         }),
     );
     // Until the graph has run, a failure restores the thread exactly as it was.
-    let release: ReturnType<typeof releaseFor> & { assistantId?: string } = {
+    let release: ReturnType<typeof releaseFor> & { graphId?: string } = {
       status: previous?.status,
       nextNodes: previous?.nextNodes ?? [],
       interrupts: previous?.interrupts ?? [],
-      assistantId: previous?.assistantId,
+      graphId: previous?.graphId,
     };
     // An aborted stream returns at once while its node's code may still run (JavaScript cannot stop it): then
     // the outcome is written but the lease stays until it lapses at this run's deadline, so no continuation
@@ -203,7 +209,7 @@ export class RunEngine {
     const scope = this.tenant(tenantId);
     const owner = randomUUID();
     const now = Date.now();
-    const previous = await store.lockForDelete({
+    const previous = await store.lockThread({
       tenantId,
       threadId,
       owner,
@@ -229,6 +235,51 @@ export class RunEngine {
       throw error;
     }
     await store.delete(tenantId, threadId, owner);
+  }
+
+  /**
+   * Changes a thread outside a run (a state update, a copy being filled): locks it (ThreadBusyError while a run
+   * holds or waits for it, ThreadNotFoundError when there is none), runs `change`, then frees it with the status
+   * `change` returns, or exactly as it was when `change` throws.
+   */
+  async changeThread<T>(
+    tenantId: string,
+    threadId: string,
+    remainingMs: number,
+    change: (previous: ThreadRecord) => Promise<{ value: T; outcome?: ThreadChange }>,
+  ): Promise<T> {
+    const store = this.store("Changing a thread");
+    const owner = randomUUID();
+    const now = Date.now();
+    const previous = await store.lockThread({
+      tenantId,
+      threadId,
+      owner,
+      now,
+      expiresAt: now + remainingMs,
+    });
+    if (!previous) throw new ThreadNotFoundError(threadId);
+    const restore: ThreadChange = {
+      status: previous.status,
+      nextNodes: previous.nextNodes,
+      interrupts: previous.interrupts,
+      ...(previous.graphId !== undefined ? { graphId: previous.graphId } : {}),
+    };
+    let outcome = restore;
+    try {
+      const result = await change(previous);
+      outcome = result.outcome ?? restore;
+      return result.value;
+    } finally {
+      await store
+        .releaseLease({ tenantId, threadId, owner, now: Date.now(), ...outcome })
+        .catch((error: unknown) => {
+          this.options.logger.error(
+            { err: { name: (error as Error)?.name }, thread: threadId },
+            "thread lock release failed; it lapses on its own",
+          );
+        });
+    }
   }
 
   /**
@@ -302,6 +353,12 @@ export class RunEngine {
     return { outcome, nodesRunning };
   }
 }
+
+/** A thread's status after a change outside a run. */
+export type ThreadChange = Pick<
+  ReleaseLeaseInput,
+  "status" | "nextNodes" | "interrupts" | "graphId"
+>;
 
 /** LangGraph's own rule: a plain object whose keys are all interrupt ids (32 hex digits) is a resume map. */
 export function isResumeMap(value: unknown): value is Record<string, unknown> {

@@ -63,6 +63,8 @@ export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
   const nextNodes: string[] = [];
   let startCheckpointId: string | undefined;
   let firstCheckpoint = true;
+  // The nodes the latest checkpoint runs next: left over at the end, the graph stopped at a breakpoint.
+  let pendingNodes: string[] = [];
   const stopped = (): LegOutcome | undefined => {
     if (input.cancel?.aborted)
       return { kind: "cancelled", action: input.cancel.reason as CancelAction };
@@ -90,6 +92,7 @@ export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
         if (mode === "values") {
           if (!("__interrupt__" in payload)) values = payload;
         } else if (mode === "checkpoints") {
+          pendingNodes = Array.isArray(payload.next) ? (payload.next as string[]) : [];
           if (firstCheckpoint) {
             firstCheckpoint = false;
             const parent = (payload.parentConfig ?? payload.parent_config) as
@@ -130,5 +133,9 @@ export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
   const stop = stopped();
   if (stop) return result(stop);
   if (interrupts.length > 0) return result({ kind: "paused", values, interrupts, nextNodes });
+  // interrupt_before/after (the run's or the compiled graph's): waiting with no interrupt to answer.
+  if (pendingNodes.length > 0) {
+    return result({ kind: "paused", values, interrupts: [], nextNodes: pendingNodes });
+  }
   return result({ kind: "completed", values });
 }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { API_GATEWAY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES } from "../shared/defaults";
 import { InvalidConfigurationError, InvalidIdentifierError } from "../shared/errors";
 import { assertTenantId } from "../shared/identifiers";
-import { assembleRuntime, positive, type HandlerOptions } from "./assembly";
+import { assembleRuntime, flushCallbacks, positive, type HandlerOptions } from "./assembly";
 import {
   errorResponse,
   HttpError,
@@ -14,6 +14,7 @@ import {
 import type { RequestLogFields, RouteContext, RouteHandler } from "./route-context";
 import { ROUTES, type ApiFace } from "./routes";
 import { ASSISTANT_HANDLERS } from "./assistants-face";
+import { META_HANDLERS } from "./meta-face";
 import { RUN_HANDLERS } from "./runs-face";
 import { SIMPLE_HANDLERS } from "./simple-face";
 import { THREAD_HANDLERS } from "./threads-face";
@@ -31,6 +32,7 @@ export const ROUTE_HANDLERS: Readonly<Record<string, RouteHandler>> = {
   ...THREAD_HANDLERS,
   ...RUN_HANDLERS,
   ...ASSISTANT_HANDLERS,
+  ...META_HANDLERS,
 };
 
 // ROUTES feeds API Gateway: a route without a handler (or the reverse) is a bug caught at container init.
@@ -83,6 +85,7 @@ export function createHandler(options: HandlerOptions): ApiHandler {
       const context: RouteContext = {
         engine,
         registry,
+        assistants: runtime.assistants,
         metrics,
         runs: runtime.runs,
         webhooks: runtime.webhooks,
@@ -104,6 +107,7 @@ export function createHandler(options: HandlerOptions): ApiHandler {
     } catch (error) {
       result = errorResponse(error, face, requestId, logger);
     }
+    if (environment.langsmithTracing) await flushCallbacks(logger);
     logger.info(
       {
         requestId,

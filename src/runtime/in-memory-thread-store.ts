@@ -16,11 +16,13 @@ import {
   type EnqueueRunInput,
   type EnqueueRunResult,
   type FinishRunInput,
-  type LockForDeleteInput,
+  type LockThreadInput,
   type ReleaseLeaseInput,
   type RenewRunLeaseInput,
   type RunLeaseState,
-  type SearchThreadsInput,
+  type PatchThreadInput,
+  type ScanThreadsInput,
+  type ThreadScan,
   type ThreadRecord,
   type ThreadStore,
 } from "../shared/threads";
@@ -81,7 +83,7 @@ export class InMemoryThreadStore implements ThreadStore {
     record.updatedAt = input.now;
     record.leaseOwner = input.owner;
     record.leaseExpiresAt = input.expiresAt;
-    record.assistantId = input.assistantId;
+    record.graphId = input.graphId;
     this.insert(key, input.tenantId, record);
     return previous;
   }
@@ -98,7 +100,7 @@ export class InMemoryThreadStore implements ThreadStore {
     record.nextNodes = [...input.nextNodes];
     record.interrupts = input.interrupts.map((item) => ({ ...item }));
     record.updatedAt = input.now;
-    if (input.assistantId !== undefined) record.assistantId = input.assistantId;
+    if (input.graphId !== undefined) record.graphId = input.graphId;
     if (input.forkFrom !== undefined) record.forkFrom = input.forkFrom;
     if (input.keepLease && input.leaseUntil !== undefined) record.leaseExpiresAt = input.leaseUntil;
     if (input.handOff) {
@@ -113,18 +115,41 @@ export class InMemoryThreadStore implements ThreadStore {
     return true;
   }
 
-  async search(input: SearchThreadsInput): Promise<ThreadRecord[]> {
+  scan(input: ScanThreadsInput): ThreadScan {
     const matches: ThreadRecord[] = [];
-    for (const entry of this.records.values()) {
-      if (entry.tenantId !== input.tenantId) continue;
-      if (input.status !== undefined && entry.record.status !== input.status) continue;
-      matches.push(entry.record);
+    if (input.ids) {
+      for (const threadId of new Set(input.ids)) {
+        const entry = this.records.get(recordKey(input.tenantId, threadId));
+        if (entry) matches.push(entry.record);
+      }
+    } else {
+      for (const entry of this.records.values()) {
+        if (entry.tenantId === input.tenantId) matches.push(entry.record);
+      }
+      // As the table's index: by creation, ties by id.
+      matches.sort((a, b) => a.createdAt - b.createdAt || (a.threadId < b.threadId ? -1 : 1));
+      if (input.order === "desc") matches.reverse();
     }
-    matches.sort((a, b) => b.updatedAt - a.updatedAt);
-    return matches.slice(input.offset, input.offset + input.limit).map(copy);
+    const selected = matches
+      .filter((record) => input.status === undefined || record.status === input.status)
+      .map(copy);
+    return {
+      orderedBy: input.ids ? undefined : "created_at",
+      records: (async function* () {
+        yield* selected;
+      })(),
+    };
   }
 
-  async lockForDelete(input: LockForDeleteInput): Promise<ThreadRecord | undefined> {
+  async patchMetadata(input: PatchThreadInput): Promise<ThreadRecord> {
+    const entry = this.records.get(recordKey(input.tenantId, input.threadId));
+    if (!entry) throw new ThreadNotFoundError(input.threadId);
+    entry.record.metadata = { ...entry.record.metadata, ...structuredClone(input.metadata) };
+    entry.record.updatedAt = input.now;
+    return copy(entry.record);
+  }
+
+  async lockThread(input: LockThreadInput): Promise<ThreadRecord | undefined> {
     const entry = this.records.get(recordKey(input.tenantId, input.threadId));
     if (!entry) return undefined;
     if (isBusy(entry.record, input.now)) throw new ThreadBusyError(input.threadId);

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { InvalidIdentifierError } from "../shared/errors";
+import type { AssistantDirectory } from "./assistant-directory";
 import { assertPathIdentifier } from "../shared/identifiers";
 import type { RunEngine, RunOutcome } from "./engine";
 import type { GraphRegistry } from "./graph-registry";
@@ -19,6 +20,8 @@ export interface RequestLogFields {
 export interface RouteContext {
   engine: RunEngine;
   registry: GraphRegistry;
+  /** System and stored assistants, by assistant or graph id. */
+  assistants: AssistantDirectory;
   metrics: RunMetrics;
   /** Background runs; undefined for a handler without a checkpointer. */
   runs: RunManager | undefined;

@@ -31,12 +31,22 @@ export const ROUTES: readonly RouteDefinition[] = [
   // The simple face (simple-face.ts).
   { method: "POST", path: "/invoke", face: "simple" },
   { method: "GET", path: "/threads/{thread_id}/status", face: "simple" },
+  // Server information (meta-face.ts).
+  { method: "GET", path: "/ok", face: "server" },
+  { method: "GET", path: "/info", face: "server" },
   // Threads (threads-face.ts).
   { method: "POST", path: "/threads", face: "server" },
   { method: "POST", path: "/threads/search", face: "server" },
+  { method: "POST", path: "/threads/count", face: "server" },
   { method: "GET", path: "/threads/{thread_id}", face: "server" },
+  { method: "PATCH", path: "/threads/{thread_id}", face: "server" },
   { method: "DELETE", path: "/threads/{thread_id}", face: "server" },
+  { method: "POST", path: "/threads/{thread_id}/copy", face: "server" },
   { method: "GET", path: "/threads/{thread_id}/state", face: "server" },
+  { method: "POST", path: "/threads/{thread_id}/state", face: "server" },
+  { method: "GET", path: "/threads/{thread_id}/state/{checkpoint_id}", face: "server" },
+  { method: "POST", path: "/threads/{thread_id}/state/checkpoint", face: "server" },
+  { method: "GET", path: "/threads/{thread_id}/history", face: "server" },
   { method: "POST", path: "/threads/{thread_id}/history", face: "server" },
   // Runs (runs-face.ts).
   { method: "POST", path: "/threads/{thread_id}/runs", face: "server" },
@@ -49,8 +59,18 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: "POST", path: "/runs", face: "server" },
   { method: "POST", path: "/runs/wait", face: "server" },
   // Assistants (assistants-face.ts).
-  { method: "GET", path: "/assistants/{assistant_id}", face: "server" },
+  { method: "POST", path: "/assistants", face: "server" },
   { method: "POST", path: "/assistants/search", face: "server" },
+  { method: "POST", path: "/assistants/count", face: "server" },
+  { method: "GET", path: "/assistants/{assistant_id}", face: "server" },
+  { method: "PATCH", path: "/assistants/{assistant_id}", face: "server" },
+  { method: "DELETE", path: "/assistants/{assistant_id}", face: "server" },
+  { method: "POST", path: "/assistants/{assistant_id}/versions", face: "server" },
+  { method: "POST", path: "/assistants/{assistant_id}/latest", face: "server" },
+  { method: "GET", path: "/assistants/{assistant_id}/graph", face: "server" },
+  { method: "GET", path: "/assistants/{assistant_id}/schemas", face: "server" },
+  { method: "GET", path: "/assistants/{assistant_id}/subgraphs", face: "server" },
+  { method: "GET", path: "/assistants/{assistant_id}/subgraphs/{namespace}", face: "server" },
 ];
 
 // An error class, whatever its constructor's parameters.

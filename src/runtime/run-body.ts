@@ -107,7 +107,7 @@ export function parseRunBody(body: Record<string, unknown>, webhooks: WebhookSen
   };
 }
 
-function commandOf(command: Record<string, unknown>): NonNullable<RunKwargs["command"]> {
+export function commandOf(command: Record<string, unknown>): NonNullable<RunKwargs["command"]> {
   for (const key of Object.keys(command)) {
     if (key !== "resume" && key !== "update" && key !== "goto") {
       throw new HttpError(422, `Invalid command: expected resume, update or goto, got ${key}`);

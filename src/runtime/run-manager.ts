@@ -13,6 +13,7 @@ import {
   type RunStore,
 } from "../shared/runs";
 import {
+  isLeased,
   resumeRejection,
   type ClaimedRun,
   type FinishRunInput,
@@ -67,6 +68,7 @@ export interface CreateRunInput {
   tenantId: string;
   threadId: string;
   assistantId: string;
+  graphId: string;
   kwargs: RunKwargs;
   metadata: Record<string, unknown>;
   strategy: MultitaskStrategy;
@@ -97,6 +99,8 @@ export class RunManager {
   private readonly events = new EventEmitter();
   /** Final values of runs whose last leg ended in this process, for their joins (kept briefly). */
   private readonly results = new Map<string, Record<string, unknown>>();
+  /** Runs that ended in this process, kept as briefly: a temporary thread's run is gone from the store. */
+  private readonly ended = new Map<string, RunRecord>();
   /** Legs running in this process, by run id: a cancel reaches them at once. */
   private readonly active = new Map<string, AbortController>();
   private readonly now: () => number;
@@ -121,13 +125,13 @@ export class RunManager {
   async create(input: CreateRunInput): Promise<{ run: RunRecord; startsNow: boolean }> {
     const { threads, runs } = this.options;
     const now = this.now();
-    if (!input.createIfMissing && !(await threads.get(input.tenantId, input.threadId))) {
-      throw new ThreadNotFoundError(input.threadId);
-    }
+    const existing = await threads.get(input.tenantId, input.threadId);
+    if (!input.createIfMissing && !existing) throw new ThreadNotFoundError(input.threadId);
     const run: RunRecord = {
       runId: uuid7(),
       threadId: input.threadId,
       assistantId: input.assistantId,
+      graphId: input.graphId,
       status: "pending",
       kwargs: input.kwargs,
       metadata: input.metadata,
@@ -153,6 +157,16 @@ export class RunManager {
       await runs.deleteRun(input.tenantId, input.threadId, run.runId).catch(() => undefined);
       throw error;
     }
+    // The thread's metadata names its graph and assistant (LangGraph Server's clients filter threads by them).
+    const metadata = existing?.metadata ?? {};
+    if (metadata.graph_id !== input.graphId || metadata.assistant_id !== input.assistantId) {
+      await threads.patchMetadata({
+        tenantId: input.tenantId,
+        threadId: input.threadId,
+        metadata: { graph_id: input.graphId, assistant_id: input.assistantId },
+        now,
+      });
+    }
     const action: CancelAction = input.strategy === "rollback" ? "rollback" : "interrupt";
     for (const replaced of cancelled) {
       if (replaced.state === "running") {
@@ -175,8 +189,17 @@ export class RunManager {
     if (!run) return undefined;
     if (FINAL_RUN_STATUSES.includes(run.status)) return run;
     const state = await this.options.threads.cancelRun({ tenantId, threadId, runId, action });
-    if (state === "queued") await this.endQueued(tenantId, threadId, runId, action);
-    else if (state === "running") this.active.get(runId)?.abort(action);
+    if (state === "queued") {
+      await this.endQueued(tenantId, threadId, runId, action);
+    } else if (state === "running") {
+      const local = this.active.get(runId);
+      if (local) local.abort(action);
+      else if (run.status === "pending") {
+        // Handed over before it started (after_seconds): no leg runs it now, so it ends here.
+        const record = await this.options.threads.get(tenantId, threadId);
+        if (record) await this.endUnstarted(tenantId, run, { runId, previous: record }, action);
+      }
+    }
     return run;
   }
 
@@ -190,7 +213,8 @@ export class RunManager {
     const deadline = this.now() + budgetMs;
     let delay = 50;
     for (;;) {
-      const run = await this.options.runs.getRun(tenantId, threadId, runId);
+      const run =
+        this.ended.get(runId) ?? (await this.options.runs.getRun(tenantId, threadId, runId));
       if (!run) return undefined;
       if (FINAL_RUN_STATUSES.includes(run.status)) {
         const values = this.results.get(runId);
@@ -231,7 +255,11 @@ export class RunManager {
         now,
         expiresAt: Math.min(deadline, now + this.options.leaseMs),
       });
-      if (claim.kind === "none") return;
+      if (claim.kind === "none") {
+        // Nothing waits for the thread, or a leg holds it; a leg whose worker died is taken over here.
+        next = next.runId === undefined ? await this.stalledRun(next, deadline) : undefined;
+        continue;
+      }
       if (claim.kind === "wait") {
         // The previous leg's node may still run until its lease lapses: wait for it, or leave it to a later leg.
         if (claim.until > deadline - MIN_LEG_MS) {
@@ -243,6 +271,32 @@ export class RunManager {
       }
       next = await this.runLeg(next.tenantId, next.threadId, claim.run, time);
     }
+  }
+
+  /**
+   * The run of a thread whose leg stopped without a word (its worker crashed, timed out or ran out of memory):
+   * its lease lapsed while the thread still says RUNNING, or it was handed over and its next leg never came. A
+   * lease that is still held is watched until it lapses (a live leg renews it before then): a job retried by
+   * Lambda right after the crash still finds the run.
+   */
+  private async stalledRun(job: RunJob, deadline: number): Promise<RunJob | undefined> {
+    const { threads, runs } = this.options;
+    let record = await threads.get(job.tenantId, job.threadId);
+    if (record?.continuing === undefined && record?.status !== "RUNNING") return undefined;
+    const runId = record.continuing ?? record.leaseOwner;
+    if (runId === undefined) return undefined;
+    const run = await runs.getRun(job.tenantId, job.threadId, runId);
+    if (!run || FINAL_RUN_STATUSES.includes(run.status)) return undefined;
+    if (record.continuing === undefined && isLeased(record, this.now())) {
+      const lapse = record.leaseExpiresAt! + 1;
+      if (lapse > deadline - MIN_LEG_MS) return undefined;
+      await sleep(lapse - this.now());
+      record = await threads.get(job.tenantId, job.threadId);
+      // Renewed meanwhile: its leg is alive and goes on by itself.
+      if (!record || record.leaseOwner !== runId || isLeased(record, this.now())) return undefined;
+    }
+    this.options.logger.warn({ thread: job.threadId, run: runId }, "stalled run taken over");
+    return { ...job, runId };
   }
 
   /**
@@ -315,29 +369,19 @@ export class RunManager {
       return { tenantId, threadId };
     }
     const notBefore = run.createdAt + (run.kwargs.afterSeconds ?? 0) * 1000;
-    if (legs === 1 && notBefore > this.now()) {
-      if (notBefore > deadline - MIN_LEG_MS) {
-        // Not this leg's to start: the thread stays the run's, a later leg starts it.
-        await this.options.threads.finishRun({
-          tenantId,
-          threadId,
-          owner: run.runId,
-          now: this.now(),
-          ...restoreOf(claimed.previous),
-          handOff: true,
-        });
-        await this.options.dispatcher.dispatch({ tenantId, threadId, runId: run.runId });
-        return undefined;
-      }
-      await sleep(notBefore - this.now());
+    if (legs === 1 && notBefore > deadline - MIN_LEG_MS) {
+      // Not this leg's to start (after_seconds): the thread stays the run's, a later leg starts it.
+      await this.options.threads.finishRun({
+        tenantId,
+        threadId,
+        owner: run.runId,
+        now: this.now(),
+        ...restoreOf(claimed.previous),
+        handOff: true,
+      });
+      await this.options.dispatcher.dispatch({ tenantId, threadId, runId: run.runId });
+      return undefined;
     }
-    await runs.updateRun(
-      tenantId,
-      threadId,
-      run.runId,
-      { status: "running", legs, ...(legs === 1 ? { startedAt: this.now() } : {}) },
-      this.now(),
-    );
 
     const controller = new AbortController();
     this.active.set(run.runId, controller);
@@ -364,6 +408,20 @@ export class RunManager {
     let result: LegResult;
     const started = this.now();
     try {
+      if (legs === 1 && notBefore > this.now()) {
+        await sleep(notBefore - this.now(), controller.signal);
+      }
+      if (controller.signal.aborted && run.status === "pending") {
+        // Cancelled before it started: it never runs.
+        return await this.endUnstarted(tenantId, run, claimed, controller.signal.reason);
+      }
+      await runs.updateRun(
+        tenantId,
+        threadId,
+        run.runId,
+        { status: "running", legs, ...(legs === 1 ? { startedAt: this.now() } : {}) },
+        this.now(),
+      );
       result = await this.executeLeg(run, scope, claimed, legs, deadline, controller.signal);
     } finally {
       clearInterval(heartbeat);
@@ -383,7 +441,7 @@ export class RunManager {
     cancel: AbortSignal,
   ): Promise<LegResult> {
     const { graph, failure } = await this.options.engine.buildGraph({
-      assistantId: run.assistantId,
+      assistantId: run.graphId,
       tenantId: scope.tenantId,
     });
     if (!graph) return { outcome: failure, nodesRunning: false, notStarted: true };
@@ -392,8 +450,10 @@ export class RunManager {
       ...((kwargs.config?.configurable as Record<string, unknown> | undefined) ?? {}),
       thread_id: scope.saverThreadId(run.threadId),
     };
-    // Only the first leg starts somewhere else than the thread's latest checkpoint.
-    const forkFrom = legs === 1 ? (claimed.forkFrom ?? kwargs.checkpointId) : undefined;
+    // Only a fresh start may fork from another checkpoint than the thread's latest. A later leg goes on from the run's last checkpoint; if it never wrote one (its first leg died at once),
+    // the run starts over.
+    const fresh = legs === 1 || !(await this.wroteCheckpoint(scope, run));
+    const forkFrom = fresh ? (claimed.forkFrom ?? kwargs.checkpointId) : undefined;
     if (forkFrom !== undefined) {
       configurable.checkpoint_id = forkFrom === "" ? EMPTY_FORK : forkFrom;
       if (kwargs.checkpointNamespace) configurable.checkpoint_ns = kwargs.checkpointNamespace;
@@ -407,11 +467,12 @@ export class RunManager {
       ...run.metadata,
       run_id: run.runId,
       assistant_id: run.assistantId,
+      graph_id: run.graphId,
       thread_id: run.threadId,
     };
     return runGraphLeg({
       graph,
-      input: legs === 1 ? inputOf(kwargs) : null,
+      input: fresh ? inputOf(kwargs) : null,
       config: {
         ...rest,
         configurable,
@@ -531,7 +592,7 @@ export class RunManager {
     run: RunRecord,
     claimed: ClaimedRun,
     status: RunStatus,
-    thread: Partial<Pick<FinishRunInput, "status" | "nextNodes" | "interrupts" | "assistantId">>,
+    thread: Partial<Pick<FinishRunInput, "status" | "nextNodes" | "interrupts" | "graphId">>,
     extra: { error?: RunRecord["error"] } = {},
   ): Promise<void> {
     const ended = await this.options.runs.updateRun(
@@ -545,13 +606,14 @@ export class RunManager {
       status: thread.status,
       nextNodes: thread.nextNodes ?? [],
       interrupts: thread.interrupts ?? [],
-      // A run that never started leaves the thread's assistant as it was.
-      ...("assistantId" in thread
-        ? thread.assistantId !== undefined
-          ? { assistantId: thread.assistantId }
+      // A run that never started leaves the thread's graph as it was.
+      ...("graphId" in thread
+        ? thread.graphId !== undefined
+          ? { graphId: thread.graphId }
           : {}
-        : { assistantId: run.assistantId }),
+        : { graphId: run.graphId }),
     });
+    this.remember(this.ended, run.runId, ended ?? { ...run, status });
     this.events.emit(run.runId);
     if (run.kwargs.webhook) {
       await this.options.webhooks.send(
@@ -576,6 +638,24 @@ export class RunManager {
       now: this.now(),
       ...outcome,
     });
+  }
+
+  /** A run cancelled after it took the thread but before it started: the thread is given back as it was. */
+  private async endUnstarted(
+    tenantId: string,
+    run: RunRecord,
+    claimed: ClaimedRun,
+    action: CancelAction,
+  ): Promise<RunJob> {
+    const restore = restoreOf(claimed.previous);
+    if (action === "rollback") {
+      await this.options.runs.deleteRun(tenantId, run.threadId, run.runId);
+      await this.release(tenantId, run.threadId, claimed, restore);
+      this.events.emit(run.runId);
+    } else {
+      await this.end(tenantId, run, claimed, "interrupted", restore);
+    }
+    return { tenantId, threadId: run.threadId };
   }
 
   /** A waiting run that will never start: interrupted, or deleted when rolled back. */
@@ -610,6 +690,15 @@ export class RunManager {
     }
   }
 
+  /** Whether the thread's latest checkpoint is one this run wrote (each carries its run's id). */
+  private async wroteCheckpoint(scope: TenantScope, run: RunRecord): Promise<boolean> {
+    if (!scope.saver) return false;
+    const latest = await scope.saver.getTuple({
+      configurable: { thread_id: scope.saverThreadId(run.threadId), checkpoint_ns: "" },
+    });
+    return (latest?.metadata as { run_id?: unknown } | undefined)?.run_id === run.runId;
+  }
+
   private resumeRejection(run: RunRecord, previous: ThreadRecord): Error | undefined {
     const resume = run.kwargs.command?.resume;
     if (resume === undefined) return undefined;
@@ -620,14 +709,18 @@ export class RunManager {
       expiresAt: 0,
       now: 0,
       mode: "resume",
-      assistantId: run.assistantId,
+      graphId: run.graphId,
       resumeIds: isResumeMap(resume) ? Object.keys(resume) : undefined,
     });
   }
 
   private keepResult(runId: string, values: Record<string, unknown>): void {
-    this.results.set(runId, values);
-    setTimeout(() => this.results.delete(runId), RESULT_TTL_MS).unref?.();
+    this.remember(this.results, runId, values);
+  }
+
+  private remember<T>(map: Map<string, T>, runId: string, value: T): void {
+    map.set(runId, value);
+    setTimeout(() => map.delete(runId), RESULT_TTL_MS).unref?.();
   }
 
   private waitForEnd(runId: string, ms: number): Promise<void> {
@@ -666,13 +759,13 @@ function restoreOf(previous: ThreadRecord): {
   status: ThreadStatus | undefined;
   nextNodes: string[];
   interrupts: ThreadRecord["interrupts"];
-  assistantId?: string;
+  graphId?: string;
 } {
   return {
     status: previous.status === "RUNNING" ? "ERROR" : previous.status,
     nextNodes: previous.nextNodes,
     interrupts: previous.interrupts,
-    ...(previous.assistantId !== undefined ? { assistantId: previous.assistantId } : {}),
+    ...(previous.graphId !== undefined ? { graphId: previous.graphId } : {}),
   };
 }
 
@@ -681,4 +774,16 @@ function metricOf(outcome: LegOutcome): "paused" | "completed" | "failed" | "dea
   return outcome.kind;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`, or less when `signal` aborts meanwhile. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+  });
+}

@@ -6,15 +6,15 @@ import {
 } from "../shared/errors";
 import { isBusy, resumeRejection } from "../shared/threads";
 import { isResumeMap } from "./engine";
-import { FINAL_RUN_STATUSES, type CancelAction, type RunRecord } from "../shared/runs";
-import { HttpError, json, noContent, type HttpResult } from "./http";
+import type { AssistantRecord } from "../shared/assistants";
 import {
-  assistantFrom,
-  integerField,
-  threadIdFrom,
-  type RouteContext,
-  type RouteHandler,
-} from "./route-context";
+  FINAL_RUN_STATUSES,
+  type CancelAction,
+  type RunKwargs,
+  type RunRecord,
+} from "../shared/runs";
+import { HttpError, json, noContent, type HttpResult } from "./http";
+import { integerField, threadIdFrom, type RouteContext, type RouteHandler } from "./route-context";
 import { optionalEnum, parseRunBody, type RunBody } from "./run-body";
 import { runJson } from "./run-json";
 import type { JoinResult, RunManager } from "./run-manager";
@@ -31,12 +31,12 @@ const ANSWER_MARGIN_MS = 2_000;
 
 export const createRun: RouteHandler = async (context) => {
   const threadId = threadIdFrom(context.params.thread_id, 422);
-  const { run } = await startRun(context, threadId, false);
+  const { run } = await startRun(context, threadId, false, false);
   return json(200, runJson(run), contentLocation(run));
 };
 
 export const createStatelessRun: RouteHandler = async (context) => {
-  const { run } = await startRun(context, randomUUID(), true);
+  const { run } = await startRun(context, randomUUID(), true, false);
   return json(200, runJson(run), contentLocation(run));
 };
 
@@ -113,25 +113,30 @@ export const cancelRun: RouteHandler = async (context) => {
   return noContent();
 };
 
-/** Creates a run as the body says, on `threadId` (stateless: a new thread, made for it). */
+/**
+ * Creates a run as the body says, on `threadId` (stateless: a new thread, made for it). The run is handed to the
+ * dispatcher unless `inPlace` and it may start now: then the caller runs it itself.
+ */
 async function startRun(
   context: RouteContext,
   threadId: string,
   stateless: boolean,
+  inPlace: boolean,
 ): Promise<{ run: RunRecord; startsNow: boolean; body: RunBody }> {
   const runs = manager(context);
   const body = parseRunBody(context.body, context.webhooks);
-  const assistantId = assistantFrom(context.registry, body.assistantId, 422);
+  const assistant = await context.assistants.resolve(context.tenantId, body.assistantId, 422);
   context.log.thread = threadId;
-  context.log.assistant = assistantId;
-  if (!stateless) await refuseInvalidResume(context, threadId, assistantId, body);
+  context.log.assistant = assistant.assistantId;
+  if (!stateless) await refuseInvalidResume(context, threadId, assistant.graphId, body);
   try {
     const created = await runs.create({
       tenantId: context.tenantId,
       threadId,
-      assistantId,
+      assistantId: assistant.assistantId,
+      graphId: assistant.graphId,
       kwargs: {
-        ...body.kwargs,
+        ...withAssistantDefaults(body.kwargs, assistant),
         ...(stateless && !body.keepThread ? { temporary: true } : {}),
         ...(body.afterSeconds > 0 ? { afterSeconds: body.afterSeconds } : {}),
       },
@@ -139,8 +144,8 @@ async function startRun(
       strategy: body.strategy,
       createIfMissing: stateless || body.ifNotExists === "create",
     });
-    if (!created.startsNow) {
-      // Another run holds the thread: it takes this one when it ends; a dispatch covers a thread just freed.
+    if (!created.startsNow || !inPlace) {
+      // Whoever holds the thread takes this run when it ends; a dispatch covers a thread freed meanwhile.
       await runs.dispatcher.dispatch({ tenantId: context.tenantId, threadId });
     }
     return { ...created, body };
@@ -156,13 +161,41 @@ async function startRun(
 }
 
 /**
+ * The run's config and context over its assistant's: the run's own keys win, `configurable` merged key by key
+ * (as LangGraph Server merges them).
+ */
+function withAssistantDefaults(kwargs: RunKwargs, assistant: AssistantRecord): RunKwargs {
+  const base = assistant.config;
+  const own = kwargs.config ?? {};
+  const configurable = {
+    ...((base.configurable as Record<string, unknown> | undefined) ?? {}),
+    ...((own.configurable as Record<string, unknown> | undefined) ?? {}),
+  };
+  const config = {
+    ...base,
+    ...own,
+    ...(Object.keys(configurable).length > 0 ? { configurable } : {}),
+  };
+  const merged: RunKwargs = { ...kwargs };
+  if (Object.keys(config).length > 0) merged.config = config;
+  if (Object.keys(assistant.context).length > 0) {
+    const runContext = kwargs.context;
+    merged.context =
+      typeof runContext === "object" && runContext !== null && !Array.isArray(runContext)
+        ? { ...assistant.context, ...runContext }
+        : (runContext ?? assistant.context);
+  }
+  return merged;
+}
+
+/**
  * A resume on a thread no run holds or waits for is checked now, so the client hears 409 (nothing to resume,
  * another assistant) and nothing is written; a resume queued behind other runs is checked when it starts.
  */
 async function refuseInvalidResume(
   context: RouteContext,
   threadId: string,
-  assistantId: string,
+  graphId: string,
   body: RunBody,
 ): Promise<void> {
   const resume = body.kwargs.command?.resume;
@@ -177,7 +210,7 @@ async function refuseInvalidResume(
     expiresAt: now,
     now,
     mode: "resume",
-    assistantId,
+    graphId,
     resumeIds: isResumeMap(resume) ? Object.keys(resume) : undefined,
   });
   if (rejection) throw rejection;
@@ -200,12 +233,13 @@ async function waitForRun(
     throw new RunBudgetExhaustedError(context.remainingMs, context.deadlineMarginMs);
   }
   const runs = manager(context);
-  const { run, startsNow } = await startRun(context, threadId, stateless);
+  const { run, startsNow } = await startRun(context, threadId, stateless, true);
   const deadline = Date.now() + budgetOf(context);
   if (startsNow) {
+    // This request runs the run's first leg itself; what is left over goes to the dispatcher.
     const time = { legDeadline: deadline, processDeadline: Date.now() + context.remainingMs };
     await runs.work({ tenantId: context.tenantId, threadId }, time, false);
-  } else await runs.dispatcher.dispatch({ tenantId: context.tenantId, threadId });
+  }
   const joined = await runs.join(
     context.tenantId,
     threadId,
@@ -257,11 +291,11 @@ async function statelessWithoutCheckpointer(
   }
   if (body.kwargs.command?.resume !== undefined)
     throw new CheckpointerRequiredError("Resuming a run");
-  const assistantId = assistantFrom(context.registry, body.assistantId, 422);
+  const assistant = await context.assistants.resolve(context.tenantId, body.assistantId, 422);
   const outcome = await context.engine.run({
     tenantId: context.tenantId,
     threadId,
-    assistantId,
+    assistantId: assistant.graphId,
     kind: "start",
     input: body.kwargs.input,
     createIfMissing: true,

@@ -70,9 +70,10 @@ export function threadJson(
     updated_at: new Date(record.updatedAt).toISOString(),
     metadata: {
       ...record.metadata,
-      ...(record.assistantId ? { assistant_id: record.assistantId } : {}),
+      ...(record.graphId ? { graph_id: record.graphId } : {}),
     },
     status: sdkStatus(record, now),
+    config: {},
     values: values ?? null,
     interrupts: interruptsByTask(record.interrupts, record.nextNodes.join(",") || "unknown"),
   };
@@ -94,13 +95,15 @@ export function threadStateJson(snapshot: Snapshot, threadId: string): Record<st
     tasks: (snapshot?.tasks ?? []).map((task: any) => ({
       id: task.id,
       name: task.name,
+      path: task.path ?? [],
       error:
         task.error === undefined || task.error === null
           ? null
           : String(task.error?.message ?? task.error),
-      interrupts: (task.interrupts ?? []).map((item: any) => ({ id: item.id, value: item.value })),
-      checkpoint: null,
-      state: null,
+      interrupts: task.interrupts ?? [],
+      // A subgraph's task: where its state lives, and that state when the caller asked for subgraphs.
+      checkpoint: task.state?.configurable ? checkpointJson(task.state, threadId) : null,
+      state: task.state && "values" in task.state ? threadStateJson(task.state, threadId) : null,
       result: task.result ?? null,
     })),
     metadata: snapshot?.metadata ? { ...snapshot.metadata, thread_id: threadId } : {},

@@ -1,5 +1,5 @@
 import { InvalidEventError } from "../shared/errors";
-import { assembleRuntime, type HandlerOptions } from "./assembly";
+import { assembleRuntime, flushCallbacks, type HandlerOptions } from "./assembly";
 import { parseRunJob, type RunJobEvent } from "./dispatchers";
 import type { RunJob } from "./run-manager";
 import type { HandlerContext } from "./types";
@@ -55,7 +55,11 @@ export function createWorkerHandler(options: HandlerOptions): WorkerHandler {
       return { jobs: records.length - failures.length, batchItemFailures: failures };
     }
     const job = parseRunJob(event);
-    await manager.work(job, { legDeadline, processDeadline });
+    try {
+      await manager.work(job, { legDeadline, processDeadline });
+    } finally {
+      if (runtime.environment.langsmithTracing) await flushCallbacks(runtime.logger);
+    }
     return { jobs: 1, batchItemFailures: [] };
   };
 }

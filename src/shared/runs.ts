@@ -64,6 +64,8 @@ export interface RunRecord {
   runId: string;
   threadId: string;
   assistantId: string;
+  /** The graph the run runs: its assistant's at creation. */
+  graphId: string;
   status: RunStatus;
   kwargs: RunKwargs;
   metadata: Record<string, unknown>;

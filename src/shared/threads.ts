@@ -31,7 +31,8 @@ export interface ThreadRecord {
   nextNodes: string[];
   interrupts: PendingInterrupt[];
   metadata: Record<string, unknown>;
-  assistantId?: string;
+  /** The graph the thread runs (the one its last run used); unset for a thread never run. */
+  graphId?: string;
   createdAt: number;
   updatedAt: number;
   leaseOwner?: string;
@@ -64,10 +65,11 @@ export interface AcquireLeaseInput {
   expiresAt: number;
   now: number;
   mode: LeaseMode;
-  assistantId: string;
+  /** The graph the run runs. */
+  graphId: string;
   /**
    * Resume only: the interrupt ids a resume map names. The lease is taken only when each is pending and the
-   * thread is paused in `assistantId`, so a rejected resume writes nothing.
+   * thread is paused in `graphId`, so a rejected resume writes nothing.
    */
   resumeIds?: string[];
   /** Start only: refuse a thread paused for a human (ThreadPausedError) instead of starting over it. */
@@ -83,15 +85,15 @@ export interface ReleaseLeaseInput {
   status: ThreadStatus | undefined;
   nextNodes: string[];
   interrupts: PendingInterrupt[];
-  /** Restores the assistant the thread had (a run rejected after the lease was taken). */
-  assistantId?: string;
+  /** The graph the thread now runs (or had, restored after a run rejected once the lease was taken). */
+  graphId?: string;
   /** Write the outcome but keep the lease until it lapses (an aborted node may still be running). */
   keepLease?: boolean;
   /** With keepLease: when the kept lease lapses (epoch ms); unset keeps its current expiry. */
   leaseUntil?: number;
 }
 
-export interface LockForDeleteInput {
+export interface LockThreadInput {
   tenantId: string;
   threadId: string;
   owner: string;
@@ -107,12 +109,34 @@ export interface CreateThreadInput {
   ifExists: "raise" | "do_nothing";
 }
 
-export interface SearchThreadsInput {
+/** Fields threads can be listed by (LangGraph Server's `sort_by`). */
+export const THREAD_SORT_FIELDS = ["created_at", "updated_at", "thread_id", "status"] as const;
+export type ThreadSortField = (typeof THREAD_SORT_FIELDS)[number];
+
+export interface ScanThreadsInput {
   tenantId: string;
-  /** Only threads in this status (inbox statuses come from their index); all threads when unset. */
+  /** Only threads in this status; all threads when unset. */
   status?: ThreadStatus;
-  limit: number;
-  offset: number;
+  /** Only these threads (read directly, in this order); all of the tenant's when unset. */
+  ids?: string[];
+  order: "asc" | "desc";
+}
+
+/**
+ * A tenant's thread records, read page by page as they are consumed: stop iterating and nothing more is read.
+ * `orderedBy` is the field the records come sorted by (in the requested order); another order needs them all.
+ */
+export interface ThreadScan {
+  orderedBy: "created_at" | "updated_at" | undefined;
+  records: AsyncIterable<ThreadRecord>;
+}
+
+export interface PatchThreadInput {
+  tenantId: string;
+  threadId: string;
+  /** Merged into the thread's metadata, key by key (LangGraph Server's `threads.update`). */
+  metadata: Record<string, unknown>;
+  now: number;
 }
 
 /**
@@ -131,13 +155,16 @@ export interface ThreadStore {
   acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined>;
   /** Writes the run's outcome and frees the lease in one write. False when the lease was no longer ours. */
   releaseLease(input: ReleaseLeaseInput): Promise<boolean>;
-  /** Newest first (by `updatedAt`). */
-  search(input: SearchThreadsInput): Promise<ThreadRecord[]>;
+  /** The tenant's threads (optionally in one status, or only some ids), read lazily; see ThreadScan. */
+  scan(input: ScanThreadsInput): ThreadScan;
+  /** Merges metadata into an existing thread's; throws ThreadNotFoundError. */
+  patchMetadata(input: PatchThreadInput): Promise<ThreadRecord>;
   /**
-   * Takes the lease for a deletion, so no run can start while the thread's items are removed. Returns the record
-   * as it was, or undefined when there is none (or it expired). Throws ThreadBusyError while a run holds the lease.
+   * Takes the lease for a change that is not a run (a deletion, a state update, a copy being filled), so no run
+   * can start meanwhile; the status stays as it is. Returns the record as it was, or undefined when there is none
+   * (or it expired). Throws ThreadBusyError while a run holds, continues on or waits for the thread.
    */
-  lockForDelete(input: LockForDeleteInput): Promise<ThreadRecord | undefined>;
+  lockThread(input: LockThreadInput): Promise<ThreadRecord | undefined>;
   /** Removes the record if the deletion still holds its lease (it may be gone already with the thread's items). */
   delete(tenantId: string, threadId: string, owner: string): Promise<void>;
   /**
@@ -246,8 +273,8 @@ export function resumeRejection(
   if (record.status !== "PAUSED_FOR_HUMAN") {
     return new NothingToResumeError(input.threadId, "the thread is not paused at an interrupt");
   }
-  if (record.assistantId !== undefined && record.assistantId !== input.assistantId) {
-    return new AssistantMismatchError(input.threadId, record.assistantId, input.assistantId);
+  if (record.graphId !== undefined && record.graphId !== input.graphId) {
+    return new AssistantMismatchError(input.threadId, record.graphId, input.graphId);
   }
   const pending = new Set(record.interrupts.map((item) => item.id));
   const unknown = (input.resumeIds ?? []).find((id) => !pending.has(id));

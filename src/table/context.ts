@@ -1,6 +1,7 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { InvalidConfigurationError } from "../shared/errors";
+import { AssistantItems } from "./assistant-items";
 import { CheckpointItems } from "./checkpoint-items";
 import { TableClient } from "./client";
 import { ExpiryPolicy } from "./expiry";
@@ -29,6 +30,7 @@ export class TableContext {
   readonly threads: ThreadRecords;
   readonly checkpoints: CheckpointItems;
   readonly runs: RunItems;
+  readonly assistants: AssistantItems;
   readonly now: () => number;
 
   constructor(options: TableContextOptions) {
@@ -44,6 +46,7 @@ export class TableContext {
     this.threads = new ThreadRecords(this.client, this.expiry, this.now);
     this.checkpoints = new CheckpointItems(this.client);
     this.runs = new RunItems(this.client, this.threads);
+    this.assistants = new AssistantItems(this.client);
   }
 
   get tableName(): string {

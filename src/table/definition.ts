@@ -62,8 +62,8 @@ export const THREAD_ATTRIBUTES = {
   leaseExpiresAt: "lease_expires_at",
   /** JSON of the pending interrupts `[{id, value, taskId}]`. */
   interrupts: "interrupts",
-  /** The assistant that last ran the thread (state reads need its graph). */
-  assistantId: "assistant_id",
+  /** The graph the thread runs: its last run's (state reads and resumes need it). */
+  graphId: "graph_id",
   /** JSON of the thread's metadata (`threads.create({metadata})`). */
   metadata: "metadata",
   /** Ids of the runs waiting for the thread, in order (the run holding the lease is not among them). */
@@ -86,6 +86,8 @@ export const RUN_ITEM_ATTRIBUTES = {
   /** pending, running, success, error, timeout, interrupted. */
   status: "status",
   assistantId: "assistant_id",
+  /** The graph the run runs (its assistant's at creation). */
+  graphId: "graph_id",
   multitaskStrategy: "multitask",
   /** Epoch milliseconds. */
   createdAt: "created_at",
@@ -239,4 +241,46 @@ export const STORE_ITEM_ATTRIBUTES = {
   ttl: TTL_ATTRIBUTE,
   ttlMinutes: "tm",
   vectors: "e",
+} as const;
+
+/**
+ * Attribute names of a tenant's assistants (`pk = <tenant>##assistants`, see keys.ts). Two kinds of item: the
+ * assistant (`sk = a#<assistant id>`), holding the content of the version it serves, and one item per version
+ * (`sk = v#<assistant id>#<version>`). The assistant item is where every change commits (one conditional
+ * UpdateItem); version items are copies written after it, so a version lost to a crash is rewritten from the
+ * assistant item before that item moves on. The requests are in assistant-items.ts.
+ *
+ * | attribute | on        | holds                                                                            |
+ * |-----------|-----------|----------------------------------------------------------------------------------|
+ * | `k`       | both      | item kind: `a` the assistant, `v` a version                                      |
+ * | `id`      | both      | the assistant id                                                                 |
+ * | `gid`     | both      | the graph id                                                                     |
+ * | `n`       | both      | the name                                                                         |
+ * | `d`       | both      | the description (absent: none)                                                   |
+ * | `cfg`     | both      | the config, as JSON text                                                         |
+ * | `ctx`     | both      | the context, as JSON text                                                        |
+ * | `md`      | both      | the metadata, as JSON text                                                       |
+ * | `ver`     | both      | assistant: the version it serves; version: its number                            |
+ * | `mv`      | assistant | the newest version's number (a patch makes `mv + 1`)                             |
+ * | `ca`      | both      | creation time, epoch milliseconds (assistant: also names its life, see `g`)      |
+ * | `ua`      | assistant | last change, epoch milliseconds                                                  |
+ * | `vca`     | assistant | creation time of the version it serves, epoch milliseconds                       |
+ * | `g`       | version   | the `ca` of the assistant it belongs to: versions left by a deleted assistant of  |
+ * |           |           | the same id are never read, and never overwrite the versions of a newer one       |
+ */
+export const ASSISTANT_ITEM_ATTRIBUTES = {
+  kind: "k",
+  assistantId: "id",
+  graphId: "gid",
+  name: "n",
+  description: "d",
+  config: "cfg",
+  context: "ctx",
+  metadata: "md",
+  version: "ver",
+  newestVersion: "mv",
+  createdAt: "ca",
+  updatedAt: "ua",
+  versionCreatedAt: "vca",
+  life: "g",
 } as const;

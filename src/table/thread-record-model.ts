@@ -98,12 +98,8 @@ export function statusIsNot(status: ThreadStatus): Expression {
   );
 }
 
-export function assistantIs(assistantId: string): Expression {
-  return expression(
-    "#assistant = :assistant",
-    { "#assistant": A.assistantId },
-    { ":assistant": assistantId },
-  );
+export function graphIs(graphId: string): Expression {
+  return expression("#graph = :graph", { "#graph": A.graphId }, { ":graph": graphId });
 }
 
 /** The record keeps pending interrupts as JSON: the named id must appear there as an `"id"`. */
@@ -124,7 +120,7 @@ export function toRecord(item: Item): ThreadRecord {
     nextNodes: next ? next.split(",") : [],
     interrupts: parseJson<PendingInterrupt[]>(item[A.interrupts], []),
     metadata: parseJson<Record<string, unknown>>(item[A.metadata], {}),
-    assistantId: item[A.assistantId] as string | undefined,
+    graphId: item[A.graphId] as string | undefined,
     createdAt: Number(item[A.createdAt] ?? 0),
     updatedAt: Number(item[A.updatedAt] ?? 0),
     leaseOwner: item[A.leaseOwner] as string | undefined,

@@ -19,11 +19,13 @@ import {
   type EnqueueRunInput,
   type EnqueueRunResult,
   type FinishRunInput,
-  type LockForDeleteInput,
+  type LockThreadInput,
   type ReleaseLeaseInput,
   type RenewRunLeaseInput,
   type RunLeaseState,
-  type SearchThreadsInput,
+  type PatchThreadInput,
+  type ScanThreadsInput,
+  type ThreadScan,
   type ThreadRecord,
   type ThreadStatus,
   type ThreadStore,
@@ -47,7 +49,7 @@ import {
 } from "./expressions";
 import { parseThreadPartitionKey, threadPartitionKey } from "./keys";
 import {
-  assistantIs,
+  graphIs,
   interruptPending,
   leaseFree,
   leaseHeldBy,
@@ -85,6 +87,9 @@ const MAX_QUEUE_ATTEMPTS = 5;
 // that race; long-lived processes, such as a dev server, rely on this bound.)
 const CONFIRMATION_MS = 10_000;
 const MAX_CACHED_LIVES = 10_000;
+// Records per page of a thread scan: the first page small (one page of search results), then BatchGet's most.
+const SCAN_FIRST_PAGE = 25;
+const SCAN_PAGE = 100;
 
 /**
  * The thread record (`sk = "m"`), its only owner: creation, expiry renewal and generation for the checkpoint
@@ -212,7 +217,7 @@ export class ThreadRecords implements ThreadStore {
     const conditions: Expression[] = [leaseFree(input.now), notExpired(input.now), queueIdle()];
     if (input.mode !== "start-or-create") conditions.push(recordExists());
     if (input.mode === "resume") {
-      conditions.push(statusIs("PAUSED_FOR_HUMAN"), assistantIs(input.assistantId));
+      conditions.push(statusIs("PAUSED_FOR_HUMAN"), graphIs(input.graphId));
       (input.resumeIds ?? []).forEach((id, index) => conditions.push(interruptPending(id, index)));
     } else if (input.rejectPaused) {
       conditions.push(statusIsNot("PAUSED_FOR_HUMAN"));
@@ -224,16 +229,16 @@ export class ThreadRecords implements ThreadStore {
           this.touch(input.tenantId, input.threadId, input.now, proposed),
           statusFragment(input.tenantId, "RUNNING"),
           updateFragment({
-            set: ["#owner = :owner", "#expires = :expires", "#assistant = :assistant"],
+            set: ["#owner = :owner", "#expires = :expires", "#graph = :graph"],
             names: {
               "#owner": A.leaseOwner,
               "#expires": A.leaseExpiresAt,
-              "#assistant": A.assistantId,
+              "#graph": A.graphId,
             },
             values: {
               ":owner": input.owner,
               ":expires": input.expiresAt,
-              ":assistant": input.assistantId,
+              ":graph": input.graphId,
             },
           }),
         ],
@@ -288,12 +293,12 @@ export class ThreadRecords implements ThreadStore {
         values: { ":now_ms": input.now, ":interrupts": JSON.stringify(input.interrupts) },
       }),
     ];
-    if (input.assistantId !== undefined) {
+    if (input.graphId !== undefined) {
       fragments.push(
         updateFragment({
-          set: ["#assistant = :assistant"],
-          names: { "#assistant": A.assistantId },
-          values: { ":assistant": input.assistantId },
+          set: ["#graph = :graph"],
+          names: { "#graph": A.graphId },
+          values: { ":graph": input.graphId },
         }),
       );
     }
@@ -555,36 +560,92 @@ export class ThreadRecords implements ThreadStore {
    * The inbox statuses are served by the sparse status index (records included). Other searches walk the
    * keys-only tenant index, newest thread first, and read the records by key, consistently.
    */
-  async search(input: SearchThreadsInput): Promise<ThreadRecord[]> {
-    const status = input.status;
-    const inbox = status !== undefined && INBOX_STATUSES.includes(status);
+  scan(input: ScanThreadsInput): ThreadScan {
+    if (input.ids) return { orderedBy: undefined, records: this.scanIds(input) };
+    const inbox = input.status !== undefined && INBOX_STATUSES.includes(input.status);
+    return {
+      orderedBy: inbox ? "updated_at" : "created_at",
+      records: this.scanIndex(input, inbox),
+    };
+  }
+
+  /** Pages of an index: an inbox status's own (records projected), else the tenant's (keys, then records). */
+  private async *scanIndex(input: ScanThreadsInput, inbox: boolean): AsyncIterable<ThreadRecord> {
+    const { status } = input;
     const index = inbox ? THREADS_BY_STATUS_INDEX : THREADS_BY_TENANT_INDEX;
-    const partition = inbox ? tenantStatus(input.tenantId, status) : input.tenantId;
-    const wanted = input.offset + input.limit;
-    const now = this.now();
-    const found: ThreadRecord[] = [];
+    const partition = inbox ? tenantStatus(input.tenantId, status!) : input.tenantId;
     let startKey: Item | undefined;
+    let pageSize = SCAN_FIRST_PAGE;
     do {
       const page = await this.table.query({
         IndexName: index.name,
         ...indexPartition(index.partitionKey, partition),
-        ScanIndexForward: false,
-        // A few extra for records that turn out expired (TTL deletion lags) or in another status.
-        Limit: Math.min(wanted - found.length + 5, 100),
+        ScanIndexForward: input.order === "asc",
+        // Small first: most searches want one page of results; later pages are read larger.
+        Limit: pageSize,
         ExclusiveStartKey: startKey,
       });
+      pageSize = SCAN_PAGE;
       const items = inbox ? (page.Items ?? []) : await this.readRecords(page.Items ?? []);
+      const now = this.now();
       for (const item of items) {
+        // TTL deletion lags: an expired record is no thread.
         if (isExpired(item[A.ttl], now)) continue;
         const record = toRecord(item);
-        if (status === undefined || record.status === status) found.push(record);
+        if (status === undefined || record.status === status) yield record;
       }
       startKey = page.LastEvaluatedKey;
-    } while (startKey && found.length < wanted);
-    return found.slice(input.offset, wanted);
+    } while (startKey);
   }
 
-  async lockForDelete(input: LockForDeleteInput): Promise<ThreadRecord | undefined> {
+  private async *scanIds(input: ScanThreadsInput): AsyncIterable<ThreadRecord> {
+    const ids = [...new Set(input.ids)];
+    for (let start = 0; start < ids.length; start += SCAN_PAGE) {
+      const keys = ids
+        .slice(start, start + SCAN_PAGE)
+        .map((threadId) => recordKey(threadPartitionKey(input.tenantId, threadId)));
+      const now = this.now();
+      for (const item of await this.readRecords(keys)) {
+        if (isExpired(item[A.ttl], now)) continue;
+        const record = toRecord(item);
+        if (input.status === undefined || record.status === input.status) yield record;
+      }
+    }
+  }
+
+  async patchMetadata(input: PatchThreadInput): Promise<ThreadRecord> {
+    const pk = threadPartitionKey(input.tenantId, input.threadId);
+    // Read, merge, write back only if nobody changed the metadata meanwhile.
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.table.get(recordKey(pk));
+      if (!current || isExpired(current[A.ttl], input.now)) {
+        throw new ThreadNotFoundError(input.threadId);
+      }
+      const merged = { ...toRecord(current).metadata, ...input.metadata };
+      const outcome = await this.table.update(
+        recordKey(pk),
+        renderUpdate(
+          [
+            updateFragment({
+              set: ["#metadata = :metadata", "#updated = :updated"],
+              names: { "#metadata": A.metadata, "#updated": A.updatedAt },
+              values: { ":metadata": JSON.stringify(merged), ":updated": input.now },
+            }),
+          ],
+          allOf(
+            recordExists(),
+            notExpired(input.now),
+            unchanged("metadata", A.metadata, current[A.metadata]),
+          ),
+        ),
+        { returnValues: "ALL_NEW" },
+      );
+      if (outcome.applied) return toRecord(outcome.attributes ?? {});
+      if (attempt >= MAX_QUEUE_ATTEMPTS) throw new ThreadBusyError(input.threadId);
+    }
+  }
+
+  async lockThread(input: LockThreadInput): Promise<ThreadRecord | undefined> {
     const pk = threadPartitionKey(input.tenantId, input.threadId);
     const outcome = await this.table.update(
       recordKey(pk),

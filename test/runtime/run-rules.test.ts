@@ -100,7 +100,7 @@ describe.each<Backend>(["memory", "dynamodb"])("run rules (%s)", (backend) => {
     ).body!;
     expect(JSON.parse(after)).toEqual(JSON.parse(before));
     expect(JSON.parse(after)).toMatchObject({
-      metadata: { assistant_id: "booking" },
+      metadata: { graph_id: "booking" },
       status: "interrupted",
     });
     const bookedBefore = booked;

@@ -1,4 +1,5 @@
 import type { Client } from "@langchain/langgraph-sdk";
+import { systemAssistantId } from "../../src/runtime/assistant-directory";
 import {
   backendOptions,
   bookingAssistants,
@@ -153,12 +154,15 @@ describe.each<Backend>(["memory", "dynamodb"])(
       await expect(alice.threads.get(thread_id)).rejects.toThrow(/404/);
       await expect(alice.threads.getState(thread_id)).rejects.toThrow(/404/);
 
+      // The graph's system assistant: its id is LangGraph Server's UUIDv5 of the graph id.
       expect(await alice.assistants.get("booking")).toMatchObject({
-        assistant_id: "booking",
+        assistant_id: systemAssistantId("booking"),
         graph_id: "booking",
       });
       const assistants = await alice.assistants.search();
-      expect(assistants.map((assistant) => assistant.assistant_id)).toEqual(["booking"]);
+      expect(assistants.map((assistant) => assistant.assistant_id)).toEqual([
+        systemAssistantId("booking"),
+      ]);
       await expect(alice.assistants.get("nope")).rejects.toThrow(/404/);
     });
 

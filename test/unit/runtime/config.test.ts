@@ -17,6 +17,7 @@ describe("runtime configuration from the environment", () => {
         WORKER_FUNCTION_NAME: "memory-table-worker",
         MAX_RUN_LEGS: "3",
         WEBHOOK_ALLOWED_HOSTS: "hooks.example.com, Ops.Example.org:8443",
+        LANGSMITH_TRACING: "true",
       }),
     ).toEqual({
       tableName: "memory-table.prod_1",
@@ -28,6 +29,7 @@ describe("runtime configuration from the environment", () => {
       workerFunctionName: "memory-table-worker",
       maxRunLegs: 3,
       webhookAllowedHosts: ["hooks.example.com", "ops.example.org:8443"],
+      langsmithTracing: true,
     });
   });
 
@@ -42,6 +44,7 @@ describe("runtime configuration from the environment", () => {
       workerFunctionName: undefined,
       maxRunLegs: 8,
       webhookAllowedHosts: [],
+      langsmithTracing: false,
     });
   });
 
@@ -57,6 +60,7 @@ describe("runtime configuration from the environment", () => {
         WORKER_FUNCTION_NAME: "",
         MAX_RUN_LEGS: "",
         WEBHOOK_ALLOWED_HOSTS: "",
+        LANGSMITH_TRACING: "",
       }),
     ).toEqual(readRuntimeConfig({}));
   });
@@ -162,6 +166,15 @@ describe("runtime configuration from the environment", () => {
   ])("rejects %j", (env, message) => {
     expect(() => readRuntimeConfig(env)).toThrow(InvalidConfigurationError);
     expect(() => readRuntimeConfig(env)).toThrow(message);
+  });
+
+  it.each([
+    [{ LANGCHAIN_TRACING_V2: "true" }, true],
+    [{ LANGSMITH_TRACING: "TRUE" }, true],
+    [{ LANGSMITH_TRACING: "false" }, false],
+    [{ LANGSMITH_API_KEY: "lsv2-key" }, false],
+  ])("reads LangSmith tracing from %j as %s", (env, on) => {
+    expect(readRuntimeConfig(env).langsmithTracing).toBe(on);
   });
 
   it("names the variable on the error", () => {

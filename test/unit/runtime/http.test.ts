@@ -106,7 +106,7 @@ describe("matchRoute", () => {
     ["POST", "/nope"],
     ["POST", "/invoke/extra"],
     ["GET", "/threads/t-1/unknown"],
-    ["GET", "/threads/t-1/state/more"],
+    ["GET", "/threads/t-1/state/cp-1/more"],
     ["GET", "/THREADS/t-1"],
   ])("answers %s %j with 404", (method, path) => {
     const error = httpError(() => matchRoute(method, path));
@@ -118,13 +118,13 @@ describe("matchRoute", () => {
   it.each([
     ["GET", "/invoke", "POST"],
     ["PUT", "/threads", "POST"],
-    ["POST", "/threads/t-1", "GET, DELETE"],
-    ["PATCH", "/threads/t-1/", "GET, DELETE"],
-    ["POST", "/threads/t-1/state", "GET"],
+    ["POST", "/threads/t-1", "GET, PATCH, DELETE"],
+    ["PUT", "/threads/t-1/", "GET, PATCH, DELETE"],
+    ["DELETE", "/threads/t-1/state", "GET, POST"],
     ["GET", "/runs/wait", "POST"],
     ["PUT", "/threads/t-1/runs/r-1/cancel", "POST"],
-    ["DELETE", "/assistants/agent", "GET"],
-    ["PUT", "/threads/search", "POST, GET, DELETE"],
+    ["PUT", "/assistants/agent", "GET, PATCH, DELETE"],
+    ["PUT", "/threads/search", "POST, GET, PATCH, DELETE"],
     ["get", "/threads/t-1/status", "GET"],
   ])("answers %s %s with 405 allowing %s", (method, path, allow) => {
     const error = httpError(() => matchRoute(method, path));

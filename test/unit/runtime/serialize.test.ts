@@ -166,20 +166,28 @@ describe("threadStateJson", () => {
     });
   });
 
-  it("reshapes tasks: errors as text, interrupts as id and value, no state or checkpoint", () => {
+  it("reshapes tasks: errors as text, interrupts as raised, a subgraph task's checkpoint address only", () => {
     expect(threadStateJson(snapshot, "t-1").tasks).toEqual([
       {
         id: "task-1",
         name: "review",
+        path: [],
         error: "review failed",
-        interrupts: [{ id: "int-1", value: { question: "ok?" } }],
-        checkpoint: null,
+        interrupts: [{ id: "int-1", value: { question: "ok?" }, when: "during" }],
+        // The subgraph's config, reduced to its address under the client's thread id.
+        checkpoint: {
+          thread_id: "t-1",
+          checkpoint_ns: "",
+          checkpoint_id: null,
+          checkpoint_map: null,
+        },
         state: null,
         result: { ok: true },
       },
       {
         id: "task-2",
         name: "notify",
+        path: [],
         error: "plain text",
         interrupts: [],
         checkpoint: null,
@@ -187,6 +195,7 @@ describe("threadStateJson", () => {
         result: null,
       },
     ]);
+    expect(JSON.stringify(threadStateJson(snapshot, "t-1"))).not.toContain(SCOPED);
   });
 
   it("answers a thread without checkpoints with an empty state at no checkpoint", () => {

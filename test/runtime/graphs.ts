@@ -1,0 +1,81 @@
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import {
+  Annotation,
+  END,
+  MessagesAnnotation,
+  START,
+  StateGraph,
+  type LangGraphRunnableConfig,
+} from "@langchain/langgraph";
+import type { GraphFactory } from "../../src/runtime/types";
+
+/**
+ * Small graphs the API tests run through the official SDK: a chat agent (messages in and out), a slow graph
+ * (background runs, multitask strategies, long runs) and a loop (recursion limits).
+ */
+
+/** `agent` answers each human message with `echo: <content>` (and the configurable `suffix`, if any). */
+export const chatGraph: GraphFactory = ({ checkpointer }) =>
+  new StateGraph(MessagesAnnotation)
+    .addNode("agent", (state, config: LangGraphRunnableConfig) => {
+      const last = state.messages.at(-1) as BaseMessage | undefined;
+      const suffix = (config.configurable?.suffix as string | undefined) ?? "";
+      return { messages: [new AIMessage({ content: `echo: ${String(last?.content)}${suffix}` })] };
+    })
+    .addEdge(START, "agent")
+    .addEdge("agent", END)
+    .compile({ checkpointer });
+
+const SlowState = Annotation.Root({
+  steps: Annotation<string[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }),
+  delayMs: Annotation<number>(),
+});
+
+/** Records each step it takes; `work` sleeps `delayMs` (honouring the abort signal) `rounds` times. */
+export function slowGraph(
+  counts: { started: number; finished: number } = { started: 0, finished: 0 },
+  rounds = 1,
+): GraphFactory {
+  return ({ checkpointer }) => {
+    const graph = new StateGraph(SlowState)
+      .addNode("prepare", () => ({ steps: ["prepare"] }))
+      .addEdge(START, "prepare");
+    let previous = "prepare";
+    for (let round = 1; round <= rounds; round++) {
+      const name = `work_${round}`;
+      graph.addNode(name, async (state, config: LangGraphRunnableConfig) => {
+        counts.started += 1;
+        await sleep(state.delayMs ?? 0, config.signal);
+        counts.finished += 1;
+        return { steps: [name] };
+      });
+      graph.addEdge(previous as never, name as never);
+      previous = name;
+    }
+    graph.addEdge(previous as never, END);
+    return graph.compile({ checkpointer });
+  };
+}
+
+const LoopState = Annotation.Root({
+  laps: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }),
+});
+
+/** Loops forever: only the recursion limit stops it. */
+export const loopGraph: GraphFactory = ({ checkpointer }) =>
+  new StateGraph(LoopState)
+    .addNode("lap", () => ({ laps: 1 }))
+    .addEdge(START, "lap")
+    .addConditionalEdges("lap", () => "lap")
+    .compile({ checkpointer });
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new Error("aborted"));
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(new Error("aborted"));
+    });
+  });
+}

@@ -1,0 +1,287 @@
+import type { Client } from "@langchain/langgraph-sdk";
+import { systemAssistantId } from "../../src/runtime/assistant-directory";
+import { chatGraph, slowGraph } from "./graphs";
+import {
+  backendOptions,
+  bookingAssistants,
+  startTestServer,
+  type Backend,
+  type TestServer,
+} from "./support";
+
+type SlowValues = { steps: string[] };
+type RunStatus = "pending" | "running" | "success" | "error" | "timeout" | "interrupted";
+
+/**
+ * Background runs through the official @langchain/langgraph-sdk Client, unchanged, against the dev server (the
+ * same run machinery the worker function runs, in process): create + join, the four multitask strategies,
+ * cancel, list, get, delete, stateless runs, breakpoints and forks from a checkpoint.
+ */
+describe.each<Backend>(["memory", "dynamodb"])("background runs (%s checkpointer)", (backend) => {
+  let server: TestServer;
+  let client: Client;
+  let other: Client;
+  const counts = { started: 0, finished: 0 };
+
+  beforeAll(async () => {
+    server = await startTestServer({
+      assistants: { ...bookingAssistants(), chat: chatGraph, slow: slowGraph(counts) },
+      ...(await backendOptions(backend)),
+    });
+    client = await server.client(`tenant-runs-${backend}`);
+    other = await server.client(`tenant-runs-other-${backend}`);
+  });
+
+  afterAll(async () => {
+    await server.close();
+  });
+
+  /** Polls a run until it ends (LangGraph Server's own tests do the same); throws when it is gone. */
+  async function settled(threadId: string, runId: string, timeoutMs = 20_000): Promise<RunStatus> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const run = await client.runs.get(threadId, runId);
+      if (run.status !== "pending" && run.status !== "running") return run.status as RunStatus;
+      if (Date.now() > until) throw new Error(`run ${runId} still ${run.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  const slow = (delayMs: number) => ({ input: { delayMs } });
+
+  it("creates a run that runs in the background, and joins it for the thread's values", async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "slow", slow(300));
+    expect(run).toMatchObject({
+      thread_id: thread.thread_id,
+      assistant_id: systemAssistantId("slow"),
+      status: "pending",
+      multitask_strategy: "reject",
+    });
+    const values = (await client.runs.join(thread.thread_id, run.run_id)) as SlowValues;
+    expect(values.steps).toEqual(["prepare", "work_1"]);
+    expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+    // Another tenant cannot see it.
+    await expect(other.runs.get(thread.thread_id, run.run_id)).rejects.toThrow(/404/);
+  });
+
+  it("multitask reject: a second run is refused with 409 while the first runs; the first succeeds", async () => {
+    const thread = await client.threads.create();
+    const first = await client.runs.create(thread.thread_id, "slow", slow(500));
+    await expect(
+      client.runs.create(thread.thread_id, "slow", { ...slow(0), multitaskStrategy: "reject" }),
+    ).rejects.toThrow(/409/);
+    expect(await settled(thread.thread_id, first.run_id)).toBe("success");
+    expect(await client.runs.list(thread.thread_id)).toHaveLength(1);
+  });
+
+  it("multitask interrupt: the first run stops where it is (interrupted), the second runs after it", async () => {
+    const thread = await client.threads.create();
+    const first = await client.runs.create(thread.thread_id, "slow", slow(2_000));
+    await waitForStatus(thread.thread_id, first.run_id, "running");
+    const second = await client.runs.create(thread.thread_id, "slow", {
+      ...slow(0),
+      multitaskStrategy: "interrupt",
+    });
+    expect(await settled(thread.thread_id, first.run_id)).toBe("interrupted");
+    expect(await settled(thread.thread_id, second.run_id)).toBe("success");
+    // The first run's finished step stays; its interrupted one never finished.
+    const state = (await client.threads.getState(thread.thread_id)).values as SlowValues;
+    expect(state.steps).toEqual(["prepare", "prepare", "work_1"]);
+  });
+
+  it("multitask rollback: the first run is deleted with its steps, the second runs from before it", async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "slow", slow(0));
+    const first = await client.runs.create(thread.thread_id, "slow", slow(2_000));
+    await waitForStatus(thread.thread_id, first.run_id, "running");
+    const second = await client.runs.create(thread.thread_id, "slow", {
+      ...slow(0),
+      multitaskStrategy: "rollback",
+    });
+    await expect(settled(thread.thread_id, first.run_id)).rejects.toThrow(/404/);
+    expect(await settled(thread.thread_id, second.run_id)).toBe("success");
+    const state = (await client.threads.getState(thread.thread_id)).values as SlowValues;
+    expect(state.steps).toEqual(["prepare", "work_1", "prepare", "work_1"]);
+    expect((await client.runs.list(thread.thread_id)).map((run) => run.run_id)).not.toContain(
+      first.run_id,
+    );
+  });
+
+  it("multitask enqueue: the second run waits, then runs on the first one's state", async () => {
+    const thread = await client.threads.create();
+    const first = await client.runs.create(thread.thread_id, "slow", slow(500));
+    const second = await client.runs.create(thread.thread_id, "slow", {
+      ...slow(0),
+      multitaskStrategy: "enqueue",
+    });
+    expect(second.status).toBe("pending");
+    expect(await settled(thread.thread_id, first.run_id)).toBe("success");
+    expect(await settled(thread.thread_id, second.run_id)).toBe("success");
+    const state = (await client.threads.getState(thread.thread_id)).values as SlowValues;
+    expect(state.steps).toEqual(["prepare", "work_1", "prepare", "work_1"]);
+    const listed = await client.runs.list(thread.thread_id);
+    expect(listed.map((run) => run.run_id)).toEqual([second.run_id, first.run_id]);
+  });
+
+  it("cancels a running run (interrupt, and with wait), and a pending one", async () => {
+    const thread = await client.threads.create();
+    const running = await client.runs.create(thread.thread_id, "slow", slow(5_000));
+    const queued = await client.runs.create(thread.thread_id, "slow", {
+      ...slow(0),
+      multitaskStrategy: "enqueue",
+    });
+    await waitForStatus(thread.thread_id, running.run_id, "running");
+    await client.runs.cancel(thread.thread_id, queued.run_id);
+    expect(await settled(thread.thread_id, queued.run_id)).toBe("interrupted");
+    await client.runs.cancel(thread.thread_id, running.run_id, true);
+    expect((await client.runs.get(thread.thread_id, running.run_id)).status).toBe("interrupted");
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+
+  it("a run waiting out after_seconds holds the thread (updateState 409) and a cancel ends it at once", async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "chat", {
+      input: { messages: [{ role: "human", content: "later" }] },
+      afterSeconds: 5,
+    });
+    await expect(
+      client.threads.updateState(thread.thread_id, {
+        values: { messages: [{ type: "ai", content: "Sisyphus" }] },
+        asNode: "agent",
+      }),
+    ).rejects.toThrow(/409/);
+    await client.runs.cancel(thread.thread_id, run.run_id);
+    expect(await settled(thread.thread_id, run.run_id, 2_000)).toBe("interrupted");
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+    expect(JSON.stringify(await client.threads.getState(thread.thread_id))).not.toContain("later");
+    await client.threads.updateState(thread.thread_id, {
+      values: { messages: [{ type: "ai", content: "Sisyphus" }] },
+      asNode: "agent",
+    });
+    expect(JSON.stringify(await client.threads.getState(thread.thread_id))).toContain("Sisyphus");
+  });
+
+  it("deletes an ended run; refuses to delete a running one", async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "slow", slow(1_000));
+    await waitForStatus(thread.thread_id, run.run_id, "running");
+    await expect(client.runs.delete(thread.thread_id, run.run_id)).rejects.toThrow(/409/);
+    await settled(thread.thread_id, run.run_id);
+    await client.runs.delete(thread.thread_id, run.run_id);
+    await expect(client.runs.get(thread.thread_id, run.run_id)).rejects.toThrow(/404/);
+  });
+
+  it("lists a thread's runs newest first, by status, with limit and offset", async () => {
+    const thread = await client.threads.create();
+    const ids: string[] = [];
+    for (let index = 0; index < 3; index++) {
+      const run = await client.runs.create(thread.thread_id, "chat", {
+        input: { messages: [{ role: "human", content: `m${index}` }] },
+        multitaskStrategy: "enqueue",
+      });
+      ids.push(run.run_id);
+    }
+    for (const id of ids) await client.runs.join(thread.thread_id, id);
+    expect((await client.runs.list(thread.thread_id)).map((run) => run.run_id)).toEqual(
+      [...ids].reverse(),
+    );
+    expect(
+      (await client.runs.list(thread.thread_id, { limit: 1, offset: 1 })).map((run) => run.run_id),
+    ).toEqual([ids[1]]);
+    expect(await client.runs.list(thread.thread_id, { status: "error" })).toEqual([]);
+  });
+
+  it("runs stateless runs: waited and in the background; the thread goes unless kept", async () => {
+    const waited = (await client.runs.wait(null, "chat", {
+      input: { messages: [{ role: "human", content: "once" }] },
+    })) as { messages: Array<{ content: string }> };
+    expect(waited.messages.at(-1)!.content).toBe("echo: once");
+
+    const kept = await client.runs.create(null, "chat", {
+      input: { messages: [{ role: "human", content: "keep me" }] },
+      // LangGraph Server's values ("delete" | "keep"); the SDK's type names others.
+      onCompletion: "keep" as never,
+    });
+    await client.runs.join(kept.thread_id, kept.run_id);
+    const state = await client.threads.getState(kept.thread_id);
+    expect(JSON.stringify(state.values)).toContain("keep me");
+
+    const temporary = await client.runs.create(null, "chat", {
+      input: { messages: [{ role: "human", content: "forget me" }] },
+    });
+    await waitFor(async () => {
+      try {
+        await client.threads.get(temporary.thread_id);
+        return false;
+      } catch (error) {
+        return /404/.test(String(error));
+      }
+    });
+  });
+
+  it("stops at interrupt_before and continues with a run without input", async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "slow", { ...slow(0), interruptBefore: ["work_1"] });
+    const paused = await client.threads.get(thread.thread_id);
+    expect(paused.status).toBe("interrupted");
+    expect((await client.threads.getState(thread.thread_id)).next).toEqual(["work_1"]);
+    const done = (await client.runs.wait(thread.thread_id, "slow", { input: null })) as SlowValues;
+    expect(done.steps).toEqual(["prepare", "work_1"]);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+
+  it("forks from a checkpoint (time travel): the run starts there, later history stays", async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "chat", {
+      input: { messages: [{ role: "human", content: "one" }] },
+    });
+    const afterFirst = (await client.threads.getState(thread.thread_id)).checkpoint;
+    await client.runs.wait(thread.thread_id, "chat", {
+      input: { messages: [{ role: "human", content: "two" }] },
+    });
+    const forked = (await client.runs.wait(thread.thread_id, "chat", {
+      input: { messages: [{ role: "human", content: "alt" }] },
+      checkpointId: afterFirst.checkpoint_id!,
+    })) as { messages: Array<{ content: string }> };
+    expect(forked.messages.map((message) => message.content)).toEqual([
+      "one",
+      "echo: one",
+      "alt",
+      "echo: alt",
+    ]);
+  });
+
+  it("resumes through command.goto and command.update", async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "booking", { input: { request: "move it" } });
+    const done = (await client.runs.wait(thread.thread_id, "booking", {
+      command: { update: { approved: true }, goto: "finalize" },
+    })) as Record<string, unknown>;
+    expect(done).toMatchObject({ approved: true, booked: true });
+  });
+
+  it("refuses a webhook to a host the operator did not allow, before creating anything", async () => {
+    const thread = await client.threads.create();
+    await expect(
+      client.runs.create(thread.thread_id, "chat", {
+        input: { messages: [] },
+        webhook: "https://attacker.example/collect",
+      }),
+    ).rejects.toThrow(/422/);
+    expect(await client.runs.list(thread.thread_id)).toEqual([]);
+  });
+
+  async function waitForStatus(threadId: string, runId: string, status: RunStatus) {
+    await waitFor(async () => (await client.runs.get(threadId, runId)).status === status);
+  }
+});
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 15_000) {
+  const until = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
