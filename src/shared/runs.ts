@@ -49,8 +49,11 @@ export interface RunKwargs {
   /** Checkpoint to start from (time travel): a fork of the thread from there. */
   checkpointId?: string;
   checkpointNamespace?: string;
+  /** What the run streams (set when asked for, or when it was started by a stream route). */
   streamMode?: string[];
   streamSubgraphs?: boolean;
+  /** Its events are stored so a client can reconnect (`Last-Event-ID`) or join from anywhere. */
+  streamResumable?: boolean;
   webhook?: string;
   /** Delete the thread when the run ends (stateless runs with `on_completion: "delete"`). */
   temporary?: boolean;
@@ -76,10 +79,15 @@ export interface RunRecord {
   legs: number;
   /** When the first leg started the graph. */
   startedAt?: number;
+  /** Stream events emitted so far by its legs (the next leg numbers its events from here). */
+  eventCount?: number;
   /** The thread's latest checkpoint when the run first started: where a rollback returns to. */
   startCheckpointId?: string;
-  /** Why the run ended in error or timeout (name and message, never a stack). */
-  error?: { error: string; message: string };
+  /**
+   * Why the run ended in error or timeout: the error's name and message as LangGraph Server gives them (never a
+   * stack), and the id of the log line that records it.
+   */
+  error?: { error: string; message: string; error_id?: string };
 }
 
 export interface ListRunsInput {
@@ -92,7 +100,7 @@ export interface ListRunsInput {
 
 /** What may change on a run after it is created. */
 export type RunChanges = Partial<
-  Pick<RunRecord, "status" | "legs" | "startedAt" | "startCheckpointId" | "error">
+  Pick<RunRecord, "status" | "legs" | "startedAt" | "startCheckpointId" | "error" | "eventCount">
 >;
 
 /**

@@ -5,6 +5,7 @@ import { AssistantItems } from "./assistant-items";
 import { CheckpointItems } from "./checkpoint-items";
 import { TableClient } from "./client";
 import { ExpiryPolicy } from "./expiry";
+import { RunEventItems } from "./run-event-items";
 import { RunItems } from "./run-items";
 import { ThreadRecords } from "./thread-records";
 
@@ -30,6 +31,7 @@ export class TableContext {
   readonly threads: ThreadRecords;
   readonly checkpoints: CheckpointItems;
   readonly runs: RunItems;
+  readonly runEvents: RunEventItems;
   readonly assistants: AssistantItems;
   readonly now: () => number;
 
@@ -46,6 +48,7 @@ export class TableContext {
     this.threads = new ThreadRecords(this.client, this.expiry, this.now);
     this.checkpoints = new CheckpointItems(this.client);
     this.runs = new RunItems(this.client, this.threads);
+    this.runEvents = new RunEventItems(this.client, this.threads);
     this.assistants = new AssistantItems(this.client);
   }
 

@@ -97,6 +97,8 @@ export const RUN_ITEM_ATTRIBUTES = {
   legs: "legs",
   /** Epoch milliseconds at which the first leg started the graph. */
   startedAt: "started_at",
+  /** Stream events its legs emitted so far. */
+  eventCount: "events",
   /** The thread's latest checkpoint when the run first started (a rollback returns there). */
   startCheckpointId: "start_cp",
   /** JSON of what the run was asked to do (kwargs), its metadata and, once it failed, its error. */
@@ -283,4 +285,18 @@ export const ASSISTANT_ITEM_ATTRIBUTES = {
   updatedAt: "ua",
   versionCreatedAt: "vca",
   life: "g",
+} as const;
+
+/** Attribute names of run stream event items (`sk = s#<run id>#<seq>#<part>` in the thread's partition). */
+export const RUN_EVENT_ITEM_ATTRIBUTES = {
+  /** Item kind: `s`. */
+  kind: "k",
+  /** The thread generation the event belongs to (removed with its thread). */
+  generation: "g",
+  /** The event's name (first part only). */
+  event: "e",
+  /** How many parts the event's data takes (first part only). */
+  parts: "p",
+  /** This part's bytes of the event's UTF-8 JSON data. */
+  data: "d",
 } as const;

@@ -132,6 +132,22 @@ export function runSortKey(runId: string): string {
   return `${RUN_PREFIX}${encodeKeyPart(runId)}`;
 }
 
+/** Prefix of a run's stream events in its thread's partition (after the run records). */
+export const RUN_EVENT_PREFIX = "s#";
+
+/** Every event item of one run: `s#<run id>#`. */
+export function runEventPrefix(runId: string): string {
+  return `${RUN_EVENT_PREFIX}${encodeKeyPart(runId)}${SEPARATOR}`;
+}
+
+/**
+ * One part of one stream event: `s#<run id>#<seq>#<part>`, sequence and part zero-padded so key order is stream
+ * order (an event over one item's size takes several parts).
+ */
+export function runEventSortKey(runId: string, seq: number, part: number): string {
+  return `${runEventPrefix(runId)}${String(seq).padStart(10, "0")}${SEPARATOR}${String(part).padStart(3, "0")}`;
+}
+
 /** The partition of a tenant's assistants. */
 export function assistantsPartitionKey(tenantId: string): string {
   return tenantPartitionKey(tenantId, "assistants");

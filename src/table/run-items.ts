@@ -128,6 +128,15 @@ export class RunItems implements RunStore {
         }),
       );
     }
+    if (changes.eventCount !== undefined) {
+      fragments.push(
+        updateFragment({
+          set: ["#events = :events"],
+          names: { "#events": R.eventCount },
+          values: { ":events": changes.eventCount },
+        }),
+      );
+    }
     if (changes.startCheckpointId !== undefined) {
       fragments.push(
         updateFragment({
@@ -199,6 +208,7 @@ function toRun(threadId: string, item: Item): RunRecord {
     updatedAt: Number(item[R.updatedAt]),
     legs: Number(item[R.legs] ?? 0),
     ...(item[R.startedAt] !== undefined ? { startedAt: Number(item[R.startedAt]) } : {}),
+    ...(item[R.eventCount] !== undefined ? { eventCount: Number(item[R.eventCount]) } : {}),
     ...(item[R.startCheckpointId] !== undefined
       ? { startCheckpointId: String(item[R.startCheckpointId]) }
       : {}),
