@@ -1,4 +1,4 @@
-/** `memory-table/examples`: the example graphs every guide and test uses (booking, preferences), exported for trying things out. */
+/** `memory-table/examples`: the example graphs every guide and test uses (booking, preferences, support chat), exported for trying things out. */
 export {
   buildBookingGraph,
   BookingState,
@@ -16,3 +16,10 @@ export {
   type PreferencesStateValues,
   type StoredPreference,
 } from "./preferences";
+export {
+  buildSupportChatGraph,
+  type RefundApprovalRequest,
+  type RefundDecision,
+  type RefundOutcome,
+  type SupportChatGraphOptions,
+} from "./support-chat";

@@ -1,25 +1,32 @@
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { BaseStore } from "@langchain/langgraph-checkpoint";
 import type { Logger } from "pino";
 import { DynamoDBSaver } from "../checkpoint/dynamodb";
 import type { AssistantStore } from "../shared/assistants";
 import { InvalidConfigurationError } from "../shared/errors";
 import type { RunStore } from "../shared/runs";
 import type { ThreadStore } from "../shared/threads";
+import { BoundedInMemoryStore } from "../store/bounded-in-memory-store";
+import { DynamoDBStore } from "../store/dynamodb-store";
+import { TenantStore } from "../store/tenant-store";
 import { TableContext } from "../table/context";
 import { AssistantDirectory } from "./assistant-directory";
-import { readRuntimeConfig, type RuntimeConfig } from "./config";
+import { readRuntimeConfig, type AssistantDefaults, type RuntimeConfig } from "./config";
+import { LANGGRAPH_ENVIRONMENT } from "./environment";
 import { InProcessDispatcher, LambdaDispatcher } from "./dispatchers";
 import { RunEngine, type TenantSaver } from "./engine";
 import { GraphRegistry } from "./graph-registry";
 import { InMemoryAssistantStore } from "./in-memory-assistant-store";
+import { InMemoryRunEventStore } from "./in-memory-run-event-store";
 import { InMemoryRunStore } from "./in-memory-run-store";
 import { InMemoryThreadStore } from "./in-memory-thread-store";
 import { createLogger, RunMetrics, stdoutSink, type MetricsSink } from "./observability";
+import { RunEventLog } from "./run-event-log";
 import { RunManager, type RunDispatcher } from "./run-manager";
 import { RequestScope } from "./scoped-checkpointer";
-import type { AnySaver, CheckpointerOption, GraphFactory } from "./types";
+import type { AnySaver, CheckpointerOption, GraphFactory, StoreOption } from "./types";
 import { AllowListWebhookSender, type WebhookSender } from "./webhooks";
 
 /** A leg run in this process has a worker function's longest timeout, less a minute. */
@@ -41,6 +48,13 @@ export interface HandlerOptions {
    * a table name is set (option or `TABLE_NAME`), else stateless.
    */
   checkpointer?: CheckpointerOption;
+  /**
+   * The graphs' long-term memory store (and the `/store` routes'): a function giving the store of one request's
+   * tenant (a store it returns bound to another tenant, or one it returns for two tenants, is refused), or
+   * `false` for none. Default: a DynamoDBStore per tenant on the handler's table when it has one (the default
+   * checkpointing with a table name), else one BoundedInMemoryStore per container, a view per tenant.
+   */
+  store?: StoreOption;
   /** DynamoDB table (default `TABLE_NAME`). Used when `checkpointer` is not given. */
   tableName?: string;
   /** DynamoDB client shared by every request of the container (default: one built from the environment). */
@@ -116,15 +130,30 @@ export function assembleRuntime(options: HandlerOptions): Runtime {
     environment.deadlineMarginMs,
     true,
   );
-  const { saverFor, store, runs, assistantStore } = resolveCheckpointing(options, environment);
-  const scope = saverFor ? new RequestScope() : undefined;
-  const registry = new GraphRegistry(factories, scope?.checkpointer, logger);
-  const assistants = new AssistantDirectory({ registry, store: assistantStore });
+  const { saverFor, store, runs, assistantStore, table } = resolveCheckpointing(
+    options,
+    environment,
+  );
+  const storeFor = resolveStore(options.store, table);
+  // One scope sets both the saver and the store of a request: graphs see one tenant's state and memories.
+  const scope = saverFor || storeFor ? new RequestScope() : undefined;
+  const registry = new GraphRegistry(
+    factories,
+    saverFor ? scope?.checkpointer : undefined,
+    logger,
+    storeFor ? scope?.store : undefined,
+  );
+  const assistants = new AssistantDirectory({
+    registry,
+    store: assistantStore,
+    defaults: systemAssistantDefaults(environment, registry, logger),
+  });
   const engine = new RunEngine({
     registry,
     scope,
     store,
     saverFor,
+    storeFor,
     deadlineMarginMs,
     durability: options.durability,
     logger,
@@ -147,6 +176,8 @@ export function assembleRuntime(options: HandlerOptions): Runtime {
       maxLegs: environment.maxRunLegs,
       ...runLease(options),
       durability: options.durability,
+      // Stream events live where the runs do: the table's, or this process's memory.
+      events: new RunEventLog(table?.runEvents ?? new InMemoryRunEventStore(), logger),
     });
     if (dispatcher instanceof InProcessDispatcher) dispatcher.attach(manager);
   }
@@ -214,6 +245,8 @@ function resolveCheckpointing(
   store: ThreadStore | undefined;
   runs: RunStore | undefined;
   assistantStore: AssistantStore | undefined;
+  /** The table context the handler built (the default checkpointing with a table name). */
+  table?: TableContext;
 } {
   const checkpointer = options.checkpointer;
   const assistantStore = options.assistantStore;
@@ -258,7 +291,91 @@ function resolveCheckpointing(
     store: options.threadStore ?? table.threads,
     runs: options.runStore ?? table.runs,
     assistantStore: assistantStore ?? table.assistants,
+    table,
   };
+}
+
+/**
+ * The tenant's store for each request, checked: a TenantStore must be bound to the caller's tenant, and any
+ * other store must not be one already given for another tenant (one instance would show each tenant's items to
+ * the other). Undefined for `store: false`.
+ */
+function resolveStore(
+  option: StoreOption | undefined,
+  table: TableContext | undefined,
+): ((tenantId: string) => BaseStore) | undefined {
+  if (option === false) return undefined;
+  if (option === undefined) {
+    if (table) return (tenantId) => new DynamoDBStore({ table, tenantId });
+    // State lives as long as the container: the dev server's and tests' store, bounded by its guardrails.
+    const memory = new BoundedInMemoryStore();
+    return (tenantId) => memory.forTenant(tenantId);
+  }
+  if (typeof option !== "function") {
+    const got = isStore(option)
+      ? "a store instance (one instance would be every tenant's: give (tenantId) => store)"
+      : `a ${option === null ? "null" : typeof option}`;
+    throw new InvalidConfigurationError(
+      "store",
+      `expected a function (tenantId) => store, or false, got ${got}`,
+    );
+  }
+  const tenantOf = new WeakMap<BaseStore, string>();
+  return (tenantId) => {
+    const store: unknown = option(tenantId);
+    if (!isStore(store)) {
+      throw new InvalidConfigurationError(
+        "store",
+        `expected the function to return a LangGraph store (BaseStore) for tenant ${tenantId}, got ${store === null ? "null" : typeof store}`,
+      );
+    }
+    if (store instanceof TenantStore) {
+      if (store.tenantId !== tenantId) {
+        throw new InvalidConfigurationError(
+          "store",
+          // The other tenant's id stays out: a graph's error message reaches the caller.
+          `expected the store for tenant ${tenantId}, got one bound to ${store.tenantId === "" ? "no named tenant (give memoryStore.forTenant(tenantId))" : "another tenant"}`,
+        );
+      }
+      return store;
+    }
+    const previous = tenantOf.get(store);
+    if (previous !== undefined && previous !== tenantId) {
+      throw new InvalidConfigurationError(
+        "store",
+        `expected a store per tenant, got for tenant ${tenantId} the store already given for another tenant`,
+      );
+    }
+    tenantOf.set(store, tenantId);
+    return store;
+  };
+}
+
+/** Duck-typed: a project may load its own copy of LangGraph's classes. */
+function isStore(value: unknown): value is BaseStore {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { batch?: unknown }).batch === "function"
+  );
+}
+
+/** Each registered graph's system assistant defaults (LANGGRAPH_CONFIG); an entry for no such graph is noted. */
+function systemAssistantDefaults(
+  environment: RuntimeConfig,
+  registry: GraphRegistry,
+  logger: Logger,
+): Record<string, AssistantDefaults> {
+  const defaults = environment.assistantDefaults ?? {};
+  for (const graphId of Object.keys(defaults)) {
+    if (!registry.has(graphId)) {
+      logger.warn(
+        { graph: graphId, variable: LANGGRAPH_ENVIRONMENT.graphConfig },
+        "LANGGRAPH_CONFIG names a graph that is not registered: its entry is ignored",
+      );
+    }
+  }
+  return defaults;
 }
 
 /** A factory's saver is bound when it is bound to the requested tenant; bound to another, it is refused. */

@@ -17,6 +17,7 @@ import {
   type AssistantVersionQuery,
 } from "../shared/assistants";
 import { CheckpointerRequiredError } from "../shared/errors";
+import type { AssistantDefaults } from "./config";
 import type { GraphRegistry } from "./graph-registry";
 import { describe, describeValue, HttpError } from "./http";
 
@@ -55,6 +56,8 @@ export interface AssistantDirectoryOptions {
   registry: Pick<GraphRegistry, "assistantIds" | "has" | "defaultAssistantId">;
   /** The tenants' stored assistants; undefined for a handler without a checkpointer (system assistants only). */
   store: AssistantStore | undefined;
+  /** Config and context of system assistants, by graph id (LANGGRAPH_CONFIG); default: none. */
+  defaults?: Readonly<Record<string, AssistantDefaults>>;
   /** Clock in epoch milliseconds. */
   now?: () => number;
 }
@@ -78,13 +81,18 @@ export class AssistantDirectory {
     this.now = options.now ?? Date.now;
     for (const graphId of this.registry.assistantIds) {
       const assistantId = systemAssistantId(graphId);
+      const defaults =
+        options.defaults && Object.hasOwn(options.defaults, graphId)
+          ? options.defaults[graphId]
+          : undefined;
       this.system.set(assistantId, {
         assistantId,
         graphId,
         name: graphId,
         description: null,
-        config: {},
-        context: {},
+        // Copies: a system assistant is served to every tenant and must not share objects with the caller.
+        config: structuredClone(defaults?.config ?? {}),
+        context: structuredClone(defaults?.context ?? {}),
         metadata: { created_by: "system" },
         version: 1,
         createdAt: SYSTEM_ASSISTANT_CREATED_AT,

@@ -15,6 +15,7 @@ import {
   type AssistantVersion,
 } from "../shared/assistants";
 import { isAssistantUuid, type AssistantCreateInput } from "./assistant-directory";
+import { SCAN_LIMIT } from "./thread-search";
 import { describe, describeValue, HttpError, json } from "./http";
 import { integerField, objectField, type RouteContext, type RouteHandler } from "./route-context";
 
@@ -112,18 +113,36 @@ export const patchAssistant: RouteHandler = async (context) => {
 
 export const deleteAssistant: RouteHandler = async (context) => {
   const deleteThreads = context.query.delete_threads;
-  if (deleteThreads !== undefined && deleteThreads !== "false") {
-    // Threads are not kept per assistant here: finding them would read every thread of the tenant, and each
-    // deletion takes its thread's lease. Delete them with threads.delete.
+  if (deleteThreads !== undefined && !["true", "false"].includes(deleteThreads)) {
     throw new HttpError(
       422,
-      `Invalid delete_threads: expected false (delete an assistant's threads with threads.delete), got ${describeValue(deleteThreads)}`,
+      `Invalid delete_threads: expected true or false, got ${describeValue(deleteThreads)}`,
     );
   }
-  const deleted = await context.assistants.delete(context.tenantId, assistantParam(context));
+  const assistant = await context.assistants.get(context.tenantId, assistantParam(context));
+  if (deleteThreads === "true") {
+    // The threads its runs named, first: a thread busy with a run keeps the assistant (409), so a retry
+    // deletes what is left. Finding them reads the tenant's thread records (at most SCAN_LIMIT).
+    await deleteThreadsOf(context, assistant.assistantId);
+  }
+  const deleted = await context.assistants.delete(context.tenantId, assistant.assistantId);
   context.log.assistant = deleted;
   return json(200, [deleted]);
 };
+
+async function deleteThreadsOf(context: RouteContext, assistantId: string): Promise<void> {
+  const store = context.engine.store("Deleting an assistant's threads");
+  const scan = store.scan({ tenantId: context.tenantId, order: "desc" });
+  const doomed: string[] = [];
+  let read = 0;
+  for await (const record of scan.records) {
+    if (++read > SCAN_LIMIT) break;
+    if (record.metadata.assistant_id === assistantId) doomed.push(record.threadId);
+  }
+  for (const threadId of doomed) {
+    await context.engine.deleteThread(context.tenantId, threadId, context.remainingMs);
+  }
+}
 
 export const searchAssistants: RouteHandler = async (context) => {
   const { body } = context;
@@ -330,12 +349,15 @@ function stateSchemas(builder: GraphBuilder): GraphSchemas | undefined {
 }
 
 function zodRegistrySchemas(graph: IntrospectableGraph): GraphSchemas | undefined {
+  // The graph's own copy of LangGraph's schema registry: a graph module may bundle another copy than ours.
+  const registry = (graph as { _metaRegistry?: Parameters<typeof getUpdateTypeSchema>[1] })
+    ._metaRegistry;
   try {
     const schemas: GraphSchemas = {
-      state: getUpdateTypeSchema(graph),
-      input: getInputTypeSchema(graph),
-      output: getOutputTypeSchema(graph),
-      config: getConfigTypeSchema(graph),
+      state: getUpdateTypeSchema(graph, registry),
+      input: getInputTypeSchema(graph, registry),
+      output: getOutputTypeSchema(graph, registry),
+      config: getConfigTypeSchema(graph, registry),
     };
     return hasAny(schemas) ? schemas : undefined;
   } catch {

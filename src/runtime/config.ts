@@ -6,7 +6,7 @@ import {
   LOG_LEVELS,
   type LogLevel,
 } from "../shared/defaults";
-import { ENVIRONMENT } from "./environment";
+import { ENVIRONMENT, LANGGRAPH_ENVIRONMENT } from "./environment";
 
 /**
  * The runtime's configuration from the environment, read and checked once (at cold start in Lambda). The
@@ -33,6 +33,20 @@ export interface RuntimeConfig {
    * returns, or Lambda would freeze the trace batches still being sent.
    */
   langsmithTracing: boolean;
+  /** JWT_ISSUER and JWT_AUDIENCE: who may call the function URL (both set, or neither). */
+  jwt: { issuer: string; audiences: string[] } | undefined;
+  /**
+   * LANGGRAPH_CONFIG: the default config and context of each graph's system assistant, by graph id, as LangGraph
+   * Server reads it; undefined when the variable is not set.
+   */
+  assistantDefaults?: Record<string, AssistantDefaults>;
+}
+
+/** What a system assistant carries by default: its run config and its context. */
+export interface AssistantDefaults {
+  /** `configurable`, `tags`, `recursion_limit` and any other run config key. */
+  config: Record<string, unknown>;
+  context: Record<string, unknown>;
 }
 
 /** Legs of a background run by default: eight function timeouts (two hours with the worker's 15 minutes). */
@@ -55,10 +69,94 @@ export function readRuntimeConfig(env: Environment): RuntimeConfig {
     workerFunctionName: readWorkerFunction(env),
     maxRunLegs: readMaxRunLegs(env),
     webhookAllowedHosts: readWebhookHosts(env),
+    jwt: readJwt(env),
     langsmithTracing: TRACING_SWITCHES.some(
       (name) => optional(env, name)?.toLowerCase() === "true",
     ),
+    assistantDefaults: readAssistantDefaults(env),
   };
+}
+
+/**
+ * LANGGRAPH_CONFIG as LangGraph Server reads it: a JSON object of graph id to an object whose `context` is the
+ * system assistant's context and whose other keys are its config. Checked as an assistant's config is when
+ * created through the API; the value is never echoed (it may carry keys).
+ */
+export function readAssistantDefaults(
+  env: Environment,
+): Record<string, AssistantDefaults> | undefined {
+  const name = LANGGRAPH_ENVIRONMENT.graphConfig;
+  const text = optional(env, name);
+  if (text === undefined) return undefined;
+  const fail = (reason: string): never => {
+    throw new InvalidConfigurationError(name, reason);
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    fail(
+      "expected a JSON object of graph id to its system assistant's config, got text that does not parse",
+    );
+  }
+  if (!isPlainObject(parsed)) {
+    fail(
+      `expected a JSON object of graph id to its system assistant's config, got ${describeJson(parsed)}`,
+    );
+  }
+  const defaults: Record<string, AssistantDefaults> = {};
+  for (const [graphId, entry] of Object.entries(parsed as Record<string, unknown>)) {
+    const field = (key?: string) =>
+      `${JSON.stringify(graphId)}${key === undefined ? "" : `.${key}`}`;
+    if (!isPlainObject(entry)) {
+      fail(`expected ${field()} to be an object, got ${describeJson(entry)}`);
+    }
+    const { context, ...config } = entry as Record<string, unknown>;
+    if (context !== undefined && context !== null && !isPlainObject(context)) {
+      fail(`expected ${field("context")} to be an object, got ${describeJson(context)}`);
+    }
+    const { configurable, tags, recursion_limit: recursionLimit } = config;
+    if (configurable !== undefined && !isPlainObject(configurable)) {
+      fail(`expected ${field("configurable")} to be an object, got ${describeJson(configurable)}`);
+    }
+    if (
+      tags !== undefined &&
+      (!Array.isArray(tags) || tags.some((tag) => typeof tag !== "string"))
+    ) {
+      fail(`expected ${field("tags")} to be an array of strings, got ${describeJson(tags)}`);
+    }
+    if (
+      recursionLimit !== undefined &&
+      (typeof recursionLimit !== "number" ||
+        !Number.isInteger(recursionLimit) ||
+        recursionLimit < 1)
+    ) {
+      fail(
+        `expected ${field("recursion_limit")} to be a positive integer, got ${describeJson(recursionLimit)}`,
+      );
+    }
+    // A graph id such as "__proto__" stays an ordinary key.
+    Object.defineProperty(defaults, graphId, {
+      value: { config, context: (context as Record<string, unknown> | null | undefined) ?? {} },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return defaults;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A JSON value's kind, for messages: never the value itself. */
+function describeJson(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "number" || typeof value === "boolean") return `${typeof value} ${value}`;
+  return `a ${typeof value}`;
 }
 
 /** The variables that switch LangChain's tracing on, as @langchain/core reads them. */
@@ -68,6 +166,34 @@ const TRACING_SWITCHES = [
   "LANGCHAIN_TRACING",
   "LANGCHAIN_TRACING_V2",
 ] as const;
+
+function readJwt(env: Environment): RuntimeConfig["jwt"] {
+  const issuer = optional(env, ENVIRONMENT.jwtIssuer);
+  const audiences = (optional(env, ENVIRONMENT.jwtAudience) ?? "")
+    .split(",")
+    .map((audience) => audience.trim())
+    .filter((audience) => audience !== "");
+  if (issuer === undefined && audiences.length === 0) return undefined;
+  if (issuer === undefined) {
+    throw new InvalidConfigurationError(
+      ENVIRONMENT.jwtIssuer,
+      `expected the issuer of the tokens ${ENVIRONMENT.jwtAudience} names, got nothing`,
+    );
+  }
+  if (!/^https:\/\/\S+$|^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?(\/\S*)?$/.test(issuer)) {
+    throw new InvalidConfigurationError(
+      ENVIRONMENT.jwtIssuer,
+      `expected an https:// URL, got ${JSON.stringify(issuer)}`,
+    );
+  }
+  if (audiences.length === 0) {
+    throw new InvalidConfigurationError(
+      ENVIRONMENT.jwtAudience,
+      `expected at least one audience for ${ENVIRONMENT.jwtIssuer}, got nothing`,
+    );
+  }
+  return { issuer, audiences };
+}
 
 /** Comma-separated `host` or `host:port` entries; hosts are case-insensitive, so they are kept lowercase. */
 function readWebhookHosts(env: Environment): string[] {

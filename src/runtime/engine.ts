@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Command, isUnknownInterruptError } from "@langchain/langgraph";
+import type { BaseStore } from "@langchain/langgraph-checkpoint";
 import { runGraphLeg } from "./graph-leg";
 import type { Logger } from "pino";
 import {
@@ -69,6 +70,8 @@ export interface EngineOptions {
   store: ThreadStore | undefined;
   /** The tenant's saver, and whether it is bound to that tenant (decided by configuration, not the instance). */
   saverFor: ((tenantId: string) => TenantSaver) | undefined;
+  /** The tenant's long-term memory store (checked to be that tenant's); undefined when the handler has none. */
+  storeFor: ((tenantId: string) => BaseStore) | undefined;
   deadlineMarginMs: number;
   durability: "sync" | "async" | "exit" | undefined;
   logger: Logger;
@@ -103,17 +106,27 @@ export class RunEngine {
     return this.options.registry.get(assistantId, tenantId);
   }
 
+  /** The tenant's long-term memory store, or undefined when the handler has none (`store: false`). */
+  tenantStore(tenantId: string): BaseStore | undefined {
+    return this.options.storeFor?.(tenantId);
+  }
+
   /**
-   * Runs `work` with the tenant's saver behind the graphs' checkpointer; `checkpointMetadata` (a run's) is
-   * added to every checkpoint it writes.
+   * Runs `work` with the tenant's saver behind the graphs' checkpointer and the tenant's store behind their
+   * store (built when a graph first uses it); `checkpointMetadata` (a run's) is added to every checkpoint it
+   * writes.
    */
   withSaver<T>(
     scope: TenantScope,
     work: () => Promise<T>,
     checkpointMetadata?: Record<string, unknown>,
   ): Promise<T> {
-    if (!this.options.scope || !scope.saver) return work();
-    return this.options.scope.run(scope.saver, work, checkpointMetadata);
+    const storeFor = this.options.storeFor;
+    if (!this.options.scope || (!scope.saver && !storeFor)) return work();
+    return this.options.scope.run(scope.saver, work, {
+      checkpointMetadata,
+      ...(storeFor ? { store: () => storeFor(scope.tenantId) } : {}),
+    });
   }
 
   /** A thread's record, or ThreadNotFoundError (also for another tenant's thread). */

@@ -27,6 +27,25 @@ export const ENVIRONMENT = {
   maxRunLegs: "MAX_RUN_LEGS",
   /** Comma-separated hosts run webhooks may be posted to (https only); unset: no webhooks. */
   webhookAllowedHosts: "WEBHOOK_ALLOWED_HOSTS",
+  /**
+   * Issuer of accepted JWTs, verified inside the function where no API Gateway authorizer does it (the streaming
+   * function URL): the Cognito user pool's issuer URL or any OIDC issuer's.
+   */
+  jwtIssuer: "JWT_ISSUER",
+  /** Comma-separated audiences (`aud`, or Cognito's `client_id`) accepted with JWT_ISSUER. */
+  jwtAudience: "JWT_AUDIENCE",
+} as const;
+
+/**
+ * Variables of LangGraph Server's own that the runtime reads as that server does. The Terraform module sets none
+ * of them (give them in its `environment`), so they stay out of {@link ENVIRONMENT}, the names it owns.
+ */
+export const LANGGRAPH_ENVIRONMENT = {
+  /**
+   * JSON object of graph id to the default config of that graph's system assistant: its `configurable`, `tags`,
+   * `recursion_limit` and `context` (e.g. `{"agent": {"configurable": {"model_name": "openai"}}}`).
+   */
+  graphConfig: "LANGGRAPH_CONFIG",
 } as const;
 
 /** Handlers of the container image, as `CMD` values (`<file>.<export>` under the task root). */

@@ -2,6 +2,12 @@ import { randomUUID } from "node:crypto";
 import { isUnknownInterruptError } from "@langchain/langgraph";
 import type { CancelAction } from "../shared/runs";
 import type { PendingInterrupt } from "../shared/threads";
+import {
+  libraryModes,
+  StreamTranslator,
+  type StreamEvent,
+  type StreamRequest,
+} from "./stream-translator";
 import type { HandlerGraph } from "./types";
 
 /** How LangGraph is to run a graph for one leg: its input and the options of `graph.stream`. */
@@ -21,9 +27,12 @@ export interface GraphLegInput {
   cancel?: AbortSignal;
   /** Runs `work` with the request's saver behind the graph's checkpointer. */
   withSaver: <T>(work: () => Promise<T>) => Promise<T>;
-  /** Every chunk the graph streams (mode, payload), as it comes. */
-  onChunk?: (mode: string, payload: unknown) => void;
+  /** What the client streams, and where its events go as they come. */
+  streaming?: { request: StreamRequest; emit: (events: StreamEvent[]) => void };
 }
+
+/** Modes the leg reads itself: the state, where it pauses and what still runs, where it started. */
+const LEG_MODES = ["values", "tasks", "checkpoints"] as const;
 
 /** How a leg ended. */
 export type LegOutcome =
@@ -51,7 +60,7 @@ export interface LegResult {
 /**
  * Runs a graph until it ends, pauses, fails, is cancelled or its budget is spent. What the graph streams is
  * read as it comes: `values` for the state, `tasks` for where it pauses and what still runs, `checkpoints` for
- * where it started; `onChunk` sees every chunk.
+ * where it started; with `streaming`, the client's stream events are emitted as they come.
  */
 export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
   const deadline = new AbortController();
@@ -75,46 +84,80 @@ export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
     nodesRunning: started.size > 0,
     ...(startCheckpointId !== undefined ? { startCheckpointId } : {}),
   });
+  const translator = input.streaming ? new StreamTranslator(input.streaming.request) : undefined;
+  const emit = (events: StreamEvent[]) => {
+    if (events.length > 0) input.streaming!.emit(events);
+  };
+  /** One chunk of the root graph's stream: the leg reads its own namespace's, the client gets its modes. */
+  const onChunk = (namespace: string[], mode: string, payload: Record<string, unknown>) => {
+    if (translator) emit(translator.fromChunk(namespace, mode, payload));
+    if (namespace.length > 0) return;
+    if (mode === "values") {
+      if (!("__interrupt__" in payload)) values = payload;
+    } else if (mode === "checkpoints") {
+      pendingNodes = Array.isArray(payload.next) ? (payload.next as string[]) : [];
+      if (firstCheckpoint) {
+        firstCheckpoint = false;
+        const parent = (payload.parentConfig ?? payload.parent_config) as
+          { configurable?: { checkpoint_id?: string } } | undefined;
+        startCheckpointId = parent?.configurable?.checkpoint_id ?? "";
+      }
+    } else if (mode === "tasks") {
+      // A task's start event carries its input; its end event its result, error or interrupts.
+      if ("input" in payload) started.add(String(payload.id));
+      else started.delete(String(payload.id));
+      if (Array.isArray(payload.interrupts) && payload.interrupts.length > 0) {
+        // A task's end event with interrupts: that node is where the thread waits.
+        if (!nextNodes.includes(String(payload.name))) nextNodes.push(String(payload.name));
+        for (const raised of payload.interrupts as Array<{ id?: string; value?: unknown }>) {
+          interrupts.push({
+            id: String(raised.id),
+            value: raised.value,
+            taskId: String(payload.id),
+          });
+        }
+      }
+    }
+  };
+  const subgraphs = input.streaming?.request.subgraphs ?? false;
+  const { modes, callbackEvents } = input.streaming
+    ? libraryModes(input.streaming.request, LEG_MODES)
+    : { modes: [...LEG_MODES], callbackEvents: false };
+  const split = (chunk: unknown): [string[], string, Record<string, unknown>] => {
+    const parts = chunk as unknown[];
+    return subgraphs
+      ? [parts[0] as string[], parts[1] as string, parts[2] as Record<string, unknown>]
+      : [[], parts[0] as string, parts[1] as Record<string, unknown>];
+  };
   try {
     await input.withSaver(async () => {
-      const stream = await input.graph.stream(input.input, {
+      const options = {
         ...input.config,
-        streamMode: ["values", "tasks", "checkpoints"],
+        streamMode: modes,
+        ...(subgraphs ? { subgraphs: true } : {}),
         signal,
         ...(input.context !== undefined ? { context: input.context } : {}),
         ...(input.interruptBefore ? { interruptBefore: input.interruptBefore } : {}),
         ...(input.interruptAfter ? { interruptAfter: input.interruptAfter } : {}),
         ...(input.durability ? { durability: input.durability } : {}),
-      });
-      for await (const chunk of stream) {
-        const [mode, payload] = chunk as [string, Record<string, unknown>];
-        input.onChunk?.(mode, payload);
-        if (mode === "values") {
-          if (!("__interrupt__" in payload)) values = payload;
-        } else if (mode === "checkpoints") {
-          pendingNodes = Array.isArray(payload.next) ? (payload.next as string[]) : [];
-          if (firstCheckpoint) {
-            firstCheckpoint = false;
-            const parent = (payload.parentConfig ?? payload.parent_config) as
-              { configurable?: { checkpoint_id?: string } } | undefined;
-            startCheckpointId = parent?.configurable?.checkpoint_id ?? "";
-          }
-        } else if (mode === "tasks") {
-          // A task's start event carries its input; its end event its result, error or interrupts.
-          if ("input" in payload) started.add(String(payload.id));
-          else started.delete(String(payload.id));
-          if (Array.isArray(payload.interrupts) && payload.interrupts.length > 0) {
-            // A task's end event with interrupts: that node is where the thread waits.
-            if (!nextNodes.includes(String(payload.name))) nextNodes.push(String(payload.name));
-            for (const raised of payload.interrupts as Array<{ id?: string; value?: unknown }>) {
-              interrupts.push({
-                id: String(raised.id),
-                value: raised.value,
-                taskId: String(payload.id),
-              });
-            }
+      };
+      if (callbackEvents && input.graph.streamEvents) {
+        // Tokens and callback events (the `messages` and `events` modes) come through streamEvents; the root
+        // graph's own stream chunks arrive there as its `on_chain_stream` events.
+        const rootRunId = input.config.runId;
+        for await (const event of input.graph.streamEvents(input.input, {
+          ...options,
+          version: "v2",
+        })) {
+          if (event?.event === "on_chain_stream" && event.run_id === rootRunId) {
+            onChunk(...split(event.data?.chunk));
+          } else {
+            emit(translator!.fromCallbackEvent(event));
           }
         }
+      } else {
+        const stream = await input.graph.stream(input.input, options);
+        for await (const chunk of stream) onChunk(...split(chunk));
       }
     });
   } catch (error) {

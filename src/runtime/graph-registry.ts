@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
 import { assertPathIdentifier } from "../shared/identifiers";
 import { InvalidConfigurationError } from "../shared/errors";
 import type { GraphFactory, HandlerGraph } from "./types";
@@ -19,6 +19,8 @@ export class GraphRegistry {
     private readonly factories: Readonly<Record<string, GraphFactory>>,
     private readonly checkpointer: BaseCheckpointSaver | undefined,
     private readonly logger: Logger,
+    /** The graphs' long-term store (the request scope's); none by default. */
+    private readonly store?: BaseStore,
   ) {
     this.assistantIds = Object.keys(factories);
     if (this.assistantIds.length === 0) {
@@ -49,10 +51,17 @@ export class GraphRegistry {
     const key = `${assistantId}\u0000${tenantId}`;
     const cached = this.cache.get(key);
     if (cached) return cached;
+    if (!this.has(assistantId)) {
+      // Callers resolve assistants to registered graphs first: reaching here is a bug, not bad input.
+      return Promise.reject(
+        new RangeError(`No graph is registered as ${JSON.stringify(assistantId)}`),
+      );
+    }
     const factory = this.factories[assistantId]!;
     const built = Promise.resolve().then(() =>
       factory({
         checkpointer: this.checkpointer,
+        store: this.store,
         tenantId,
         assistantId,
         logger: this.logger.child({ tenant: tenantId, assistant: assistantId }),

@@ -15,8 +15,10 @@ import type { RequestLogFields, RouteContext, RouteHandler } from "./route-conte
 import { ROUTES, type ApiFace } from "./routes";
 import { ASSISTANT_HANDLERS } from "./assistants-face";
 import { META_HANDLERS } from "./meta-face";
+import { RUN_STREAM_HANDLERS } from "./run-streams-face";
 import { RUN_HANDLERS } from "./runs-face";
 import { SIMPLE_HANDLERS } from "./simple-face";
+import { STORE_HANDLERS } from "./store-face";
 import { THREAD_HANDLERS } from "./threads-face";
 import type { HandlerContext } from "./types";
 
@@ -25,13 +27,25 @@ export type { HandlerOptions } from "./assembly";
 /** Time budget when there is no Lambda context (the dev server): API Gateway's integration timeout. */
 export const DEFAULT_REMAINING_MS = API_GATEWAY_TIMEOUT_MS;
 
-export type ApiHandler = (event: HttpEvent, context?: HandlerContext) => Promise<HttpResult>;
+/**
+ * The API Gateway HTTP API handler: every response whole (a stream route's events collected within API
+ * Gateway's 30 s). `open` answers the same requests for a transport that streams (a function URL, the dev
+ * server): a stream route's result carries its events as they come, and runs get the function's whole time.
+ */
+export type ApiHandler = ((event: HttpEvent, context?: HandlerContext) => Promise<HttpResult>) & {
+  open(event: HttpEvent, context?: HandlerContext): Promise<HttpResult>;
+};
+
+/** Time of a streamed response when the Lambda context gives none: a function's longest timeout. */
+const STREAMING_REMAINING_MS = 15 * 60 * 1000;
 
 export const ROUTE_HANDLERS: Readonly<Record<string, RouteHandler>> = {
   ...SIMPLE_HANDLERS,
   ...THREAD_HANDLERS,
   ...RUN_HANDLERS,
+  ...RUN_STREAM_HANDLERS,
   ...ASSISTANT_HANDLERS,
+  ...STORE_HANDLERS,
   ...META_HANDLERS,
 };
 
@@ -63,7 +77,11 @@ export function createHandler(options: HandlerOptions): ApiHandler {
     DEFAULT_REMAINING_MS,
   );
 
-  return async (event, lambdaContext) => {
+  const serve = async (
+    event: HttpEvent,
+    lambdaContext: HandlerContext | undefined,
+    streaming: boolean,
+  ): Promise<HttpResult> => {
     const started = performance.now();
     const requestId =
       lambdaContext?.awsRequestId ?? event.requestContext?.requestId ?? randomUUID();
@@ -79,7 +97,8 @@ export function createHandler(options: HandlerOptions): ApiHandler {
       route = matched.key;
       face = matched.route.face;
       tenantId = tenantFrom(event, tenantClaim);
-      const body = ["POST", "PUT", "PATCH"].includes(matched.route.method)
+      // DELETE too: the SDK sends a store item's namespace and key in the body of its DELETE.
+      const body = ["POST", "PUT", "PATCH", "DELETE"].includes(matched.route.method)
         ? parseBody(event, maxBodyBytes)
         : {};
       const context: RouteContext = {
@@ -94,11 +113,16 @@ export function createHandler(options: HandlerOptions): ApiHandler {
         params: matched.params,
         body,
         query: event.queryStringParameters ?? {},
-        // API Gateway gives up at 30 s whatever the function's timeout: stop before it does.
-        remainingMs: Math.min(
-          lambdaContext?.getRemainingTimeInMillis?.() ?? defaultRemainingMs,
-          API_GATEWAY_TIMEOUT_MS,
-        ),
+        headers: event.headers ?? {},
+        // API Gateway gives up at 30 s whatever the function's timeout: stop before it does. A streaming
+        // transport has the function's own time (a stream route, in the dev server, up to 15 minutes).
+        remainingMs: streaming
+          ? (lambdaContext?.getRemainingTimeInMillis?.() ??
+            (matched.route.streaming ? STREAMING_REMAINING_MS : defaultRemainingMs))
+          : Math.min(
+              lambdaContext?.getRemainingTimeInMillis?.() ?? defaultRemainingMs,
+              API_GATEWAY_TIMEOUT_MS,
+            ),
         log,
         requestId,
         logger,
@@ -107,22 +131,51 @@ export function createHandler(options: HandlerOptions): ApiHandler {
     } catch (error) {
       result = errorResponse(error, face, requestId, logger);
     }
-    if (environment.langsmithTracing) await flushCallbacks(logger);
-    logger.info(
-      {
-        requestId,
-        tenant: tenantId,
-        thread: log.thread,
-        assistant: log.assistant,
-        route,
-        statusCode: result.statusCode,
-        outcome: log.outcome,
-        durationMs: Math.round((performance.now() - started) * 10) / 10,
-      },
-      "request",
-    );
-    return result;
+    const finish = async () => {
+      if (environment.langsmithTracing) await flushCallbacks(logger);
+      logger.info(
+        {
+          requestId,
+          tenant: tenantId,
+          thread: log.thread,
+          assistant: log.assistant,
+          route,
+          statusCode: result.statusCode,
+          outcome: log.outcome,
+          durationMs: Math.round((performance.now() - started) * 10) / 10,
+        },
+        "request",
+      );
+    };
+    if (!result.stream) {
+      await finish();
+      return result;
+    }
+    // A streamed response ends when its events do: the request's line is logged then.
+    const events = result.stream;
+    return {
+      ...result,
+      stream: (async function* () {
+        try {
+          yield* events;
+        } finally {
+          await finish();
+        }
+      })(),
+    };
   };
+
+  const buffered = async (event: HttpEvent, lambdaContext?: HandlerContext) => {
+    const result = await serve(event, lambdaContext, false);
+    if (!result.stream) return result;
+    const { stream, ...rest } = result;
+    let body = "";
+    for await (const chunk of stream) body += chunk;
+    return { ...rest, body };
+  };
+  return Object.assign(buffered, {
+    open: (event: HttpEvent, lambdaContext?: HandlerContext) => serve(event, lambdaContext, true),
+  });
 }
 
 /** The request path without a named stage's prefix (the `$default` stage has none). */

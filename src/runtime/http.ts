@@ -13,6 +13,13 @@ export type HttpEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
 export type HttpResult = APIGatewayProxyStructuredResultV2 & {
   statusCode: number;
   headers: Record<string, string>;
+  /**
+   * A body sent as it is produced (Server-Sent Events), instead of `body`: streamed by a transport that can
+   * (a Lambda function URL, the dev server), collected whole by one that cannot (API Gateway).
+   */
+  stream?: AsyncIterable<string>;
+  /** A streaming transport calls this when its client goes away before the stream ended. */
+  clientGone?: () => void;
 };
 
 /** A failure the runtime answers with a specific status and a `{detail}` body. Only the runtime maps to HTTP. */

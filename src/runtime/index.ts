@@ -30,11 +30,17 @@ export type {
   GraphFactoryContext,
   HandlerContext,
   HandlerGraph,
+  StoreOption,
 } from "./types";
 export { HttpError, type HttpEvent, type HttpResult } from "./http";
 export { InMemoryThreadStore, type InMemoryThreadStoreOptions } from "./in-memory-thread-store";
 export type { PendingInterrupt, ThreadRecord, ThreadStatus, ThreadStore } from "../shared/threads";
 export type { MetricsSink } from "./observability";
-export { ENVIRONMENT, IMAGE_HANDLERS } from "./environment";
-export { readRuntimeConfig, requireTableName, type RuntimeConfig } from "./config";
+export { ENVIRONMENT, IMAGE_HANDLERS, LANGGRAPH_ENVIRONMENT } from "./environment";
+export {
+  readRuntimeConfig,
+  requireTableName,
+  type AssistantDefaults,
+  type RuntimeConfig,
+} from "./config";
 export { ERROR_STATUSES, ROUTES, type ApiFace, type RouteDefinition } from "./routes";

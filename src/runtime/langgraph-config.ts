@@ -5,7 +5,8 @@
  *   - paths are relative to the directory of langgraph.json; an empty export name means `default`;
  *   - the export may be a compiled graph, an uncompiled `StateGraph`, a promise of either, or a (possibly async)
  *     function of a config returning either; a `createAgent` agent is served through the graph it wraps;
- *   - every graph runs on the handler's checkpointer, whatever it was compiled with (see {@link withCheckpointer});
+ *   - every graph runs on the handler's checkpointer and long-term store, whatever it was compiled with (see
+ *     {@link withHandlerStorage}), as the LangGraph server attaches its own to every graph;
  *   - `env` (an object, or the path of a dotenv file) fills in variables that are not set yet, before any graph
  *     module is imported: the function's own environment wins, as the process environment wins there;
  *   - `getLogger()` of `@langchain/langgraph-sdk/logging` works in graph modules, from their first line: a logger
@@ -13,7 +14,7 @@
  * What differs, because of Lambda:
  *   - a function export is called once per (assistant, tenant) and container, with an empty config, not once per
  *     run with the run's config: a graph that builds itself from a run's `configurable` values gets the defaults;
- *   - fields for the container build, custom auth, custom routes, generative UI and the long-term store do not
+ *   - fields for the container build, custom auth, custom routes, generative UI and the store's settings do not
  *     apply: each present one is reported through the logger (see IGNORED_FIELDS) and ignored;
  *   - TypeScript graphs need a loader: tsx, when the project has it (a development setup; the Lambda image runs
  *     JavaScript), registered once for the process, or a loader the process already runs under.
@@ -24,7 +25,7 @@ import { createRequire } from "node:module";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseEnv } from "node:util";
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
 import type { Logger } from "pino";
 import { InvalidConfigurationError, InvalidIdentifierError } from "../shared/errors";
 import { assertPathIdentifier } from "../shared/identifiers";
@@ -55,7 +56,8 @@ const IGNORED_FIELDS: Readonly<Record<string, string>> = {
   http: "custom routes are not served, and CORS is configured on API Gateway",
   ui: "generative UI components are not served",
   ui_config: "generative UI components are not served",
-  store: "the handler gives graphs no long-term store",
+  store:
+    "langgraph.json configures no long-term store here: the handler's store option does (index and TTL included)",
   checkpointer: "checkpoints expire with the saver's ttlSeconds",
   python_version: "Python graphs are not served",
   pip_config_file: "Python graphs are not served",
@@ -434,22 +436,26 @@ async function toGraphFactory(
   if (typeof exported === "function") {
     const build = exported as (config: { configurable: Record<string, unknown> }) => unknown;
     const source = `the function exported as "${entry.exportName}" by ${entry.file}`;
-    return async ({ checkpointer }) =>
-      withCheckpointer(checkGraph(await build({ configurable: {} }), entry, source), checkpointer);
+    return async ({ checkpointer, store }) =>
+      withHandlerStorage(
+        checkGraph(await build({ configurable: {} }), entry, source),
+        checkpointer,
+        store,
+      );
   }
   const graph = checkGraph(await exported, entry, `"${entry.exportName}" of ${entry.file}`);
   if (isCompiled(graph) && property(graph, "store") != null) {
     warn(
       entry.field,
-      `Graph "${entry.id}" was compiled with a store of its own: every tenant of the container shares it`,
+      `Graph "${entry.id}" was compiled with a store of its own: it is served with the handler's store instead, each tenant's own (none when the handler's store option is false)`,
     );
   }
-  return ({ checkpointer }) => withCheckpointer(graph, checkpointer);
+  return ({ checkpointer, store }) => withHandlerStorage(graph, checkpointer, store);
 }
 
 /** What a loaded export can be: an uncompiled graph, or a compiled one (the handler's needs and `withConfig`). */
 type LoadedGraph =
-  | { compile(options: { checkpointer?: BaseCheckpointSaver }): unknown }
+  | { compile(options: { checkpointer?: BaseCheckpointSaver; store?: BaseStore }): unknown }
   | (HandlerGraph & { withConfig(config: Record<string, never>): unknown });
 
 function checkGraph(value: unknown, entry: GraphEntry, source: string): LoadedGraph {
@@ -462,21 +468,26 @@ function checkGraph(value: unknown, entry: GraphEntry, source: string): LoadedGr
 }
 
 /**
- * The graph on the handler's checkpointer. An uncompiled graph is compiled with it. A compiled graph is served
- * as a copy (`withConfig({})`, sharing its nodes) whose checkpointer is replaced, as the LangGraph server
- * replaces it: a saver the module compiled in would be one store shared by every tenant, lost with the
- * container. The exported graph itself is never changed, so two handlers in one process (or the project's own
- * tests) never see each other's checkpointer. Each factory call gets its own copy; the checkpointer it receives
- * is the same for every tenant of the container anyway: it holds no tenant state and forwards each call to the
- * saver of the request in progress (scoped-checkpointer.ts), so cached graphs serve every tenant safely.
+ * The graph on the handler's checkpointer and store. An uncompiled graph is compiled with them. A compiled graph
+ * is served as a copy (`withConfig({})`, sharing its nodes) whose checkpointer and store are replaced, as the
+ * LangGraph server replaces them: a saver or store the module compiled in would be shared by every tenant, and
+ * lost with the container. The exported graph itself is never changed, so two handlers in one process (or the
+ * project's own tests) never see each other's. Each factory call gets its own copy; the checkpointer and store it
+ * receives are the same for every tenant of the container anyway: they hold no tenant state and forward each call
+ * to the request in progress's (scoped-checkpointer.ts), so cached graphs serve every tenant safely.
  */
-function withCheckpointer(
+function withHandlerStorage(
   graph: LoadedGraph,
   checkpointer: BaseCheckpointSaver | undefined,
+  store: BaseStore | undefined,
 ): HandlerGraph {
-  if (isUncompiled(graph)) return graph.compile({ checkpointer }) as HandlerGraph;
-  const copy = graph.withConfig({}) as HandlerGraph & { checkpointer?: BaseCheckpointSaver };
+  if (isUncompiled(graph)) return graph.compile({ checkpointer, store }) as HandlerGraph;
+  const copy = graph.withConfig({}) as HandlerGraph & {
+    checkpointer?: BaseCheckpointSaver;
+    store?: BaseStore;
+  };
   copy.checkpointer = checkpointer;
+  copy.store = store;
   return copy;
 }
 

@@ -15,8 +15,14 @@ export function createLogger(level: string = DEFAULT_LOG_LEVEL): Logger {
 export type MetricsSink = (line: string) => void;
 
 /**
- * CloudWatch Embedded Metric Format: one JSON line per run, which CloudWatch Logs turns into metrics
- * (runs started, paused, completed, failed, timed out, and run duration) per assistant.
+ * How a run (or one leg of a background run) ended, for metrics: `continued` is a leg that handed over to the
+ * next one (not a stop), `deadline` a run stopped for good by time (a request's deadline, or its last leg).
+ */
+export type MetricOutcome = RunOutcome["kind"] | "rejected" | "continued" | "cancelled";
+
+/**
+ * CloudWatch Embedded Metric Format: one JSON line per run or leg, which CloudWatch Logs turns into metrics
+ * (runs started, paused, completed, failed, timed out, legs handed over, and duration) per assistant.
  */
 export class RunMetrics {
   constructor(
@@ -24,14 +30,16 @@ export class RunMetrics {
     private readonly namespace = "MemoryTable",
   ) {}
 
-  record(assistantId: string, outcome: RunOutcome["kind"] | "rejected", durationMs: number): void {
+  /** `firstLeg`: false for a background run's later legs (the run was counted as started once). */
+  record(assistantId: string, outcome: MetricOutcome, durationMs: number, firstLeg = true): void {
     if (!this.sink) return;
     const counts = {
-      RunsStarted: outcome === "rejected" ? 0 : 1,
+      RunsStarted: outcome === "rejected" || !firstLeg ? 0 : 1,
       RunsPaused: outcome === "paused" ? 1 : 0,
       RunsCompleted: outcome === "completed" ? 1 : 0,
       RunsFailed: outcome === "failed" ? 1 : 0,
       RunsTimedOut: outcome === "deadline" ? 1 : 0,
+      LegsContinued: outcome === "continued" ? 1 : 0,
     };
     const line = {
       _aws: {

@@ -32,6 +32,8 @@ export interface RouteContext {
   params: Record<string, string>;
   body: Record<string, unknown>;
   query: Record<string, string | undefined>;
+  /** Request headers, names lowercase (API Gateway and function URLs give them so). */
+  headers: Record<string, string | undefined>;
   remainingMs: number;
   log: RequestLogFields;
   requestId: string;

@@ -4,8 +4,12 @@ import {
   CheckpointTooLargeError,
   CheckpointerRequiredError,
   InvalidIdentifierError,
+  InvalidStoreOperationError,
   NothingToResumeError,
   RunBudgetExhaustedError,
+  StoreCapacityError,
+  StoreSearchTooBroadError,
+  StoreValueTooLargeError,
   ThreadBusyError,
   ThreadExistsError,
   ThreadNotFoundError,
@@ -25,6 +29,8 @@ export interface RouteDefinition {
   path: string;
   /** The simple face (the seed contract) or the LangGraph Server face (for `@langchain/langgraph-sdk`). */
   face: ApiFace;
+  /** Answers with Server-Sent Events (streamed where the transport can). */
+  streaming?: true;
 }
 
 export const ROUTES: readonly RouteDefinition[] = [
@@ -52,12 +58,20 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: "POST", path: "/threads/{thread_id}/runs", face: "server" },
   { method: "GET", path: "/threads/{thread_id}/runs", face: "server" },
   { method: "POST", path: "/threads/{thread_id}/runs/wait", face: "server" },
+  { method: "POST", path: "/threads/{thread_id}/runs/stream", face: "server", streaming: true },
+  {
+    method: "GET",
+    path: "/threads/{thread_id}/runs/{run_id}/stream",
+    face: "server",
+    streaming: true,
+  },
   { method: "GET", path: "/threads/{thread_id}/runs/{run_id}", face: "server" },
   { method: "DELETE", path: "/threads/{thread_id}/runs/{run_id}", face: "server" },
   { method: "GET", path: "/threads/{thread_id}/runs/{run_id}/join", face: "server" },
   { method: "POST", path: "/threads/{thread_id}/runs/{run_id}/cancel", face: "server" },
   { method: "POST", path: "/runs", face: "server" },
   { method: "POST", path: "/runs/wait", face: "server" },
+  { method: "POST", path: "/runs/stream", face: "server", streaming: true },
   // Assistants (assistants-face.ts).
   { method: "POST", path: "/assistants", face: "server" },
   { method: "POST", path: "/assistants/search", face: "server" },
@@ -71,6 +85,12 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: "GET", path: "/assistants/{assistant_id}/schemas", face: "server" },
   { method: "GET", path: "/assistants/{assistant_id}/subgraphs", face: "server" },
   { method: "GET", path: "/assistants/{assistant_id}/subgraphs/{namespace}", face: "server" },
+  // Store (store-face.ts).
+  { method: "PUT", path: "/store/items", face: "server" },
+  { method: "GET", path: "/store/items", face: "server" },
+  { method: "DELETE", path: "/store/items", face: "server" },
+  { method: "POST", path: "/store/items/search", face: "server" },
+  { method: "POST", path: "/store/namespaces", face: "server" },
 ];
 
 // An error class, whatever its constructor's parameters.
@@ -95,6 +115,13 @@ export const ERROR_STATUSES: ReadonlyArray<readonly [ErrorClass, Record<ApiFace,
   [InvalidIdentifierError, { simple: 400, server: 422 }],
   [CheckpointTooLargeError, { simple: 413, server: 413 }],
   [CheckpointCapacityError, { simple: 413, server: 413 }],
+  // The long-term store. StoreEmbeddingError stays out: the embeddings model failed, not the caller's input, so
+  // it answers as any unexpected error (500 with an error id; its name in the log line).
+  [InvalidStoreOperationError, { simple: 400, server: 422 }],
+  [StoreValueTooLargeError, { simple: 413, server: 413 }],
+  [StoreSearchTooBroadError, { simple: 422, server: 422 }],
+  // 507 Insufficient Storage: the container's in-memory store is full; the request itself was acceptable.
+  [StoreCapacityError, { simple: 507, server: 507 }],
 ];
 
 /** The status of a known error on a face, or undefined for an unexpected one. */

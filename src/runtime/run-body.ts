@@ -1,3 +1,4 @@
+import { STREAM_MODES } from "./stream-translator";
 import { MULTITASK_STRATEGIES, type MultitaskStrategy, type RunKwargs } from "../shared/runs";
 import { describe, describeValue, HttpError } from "./http";
 import { objectField } from "./route-context";
@@ -14,20 +15,10 @@ export interface RunBody {
   keepThread: boolean;
   /** Seconds to wait before the run starts. */
   afterSeconds: number;
+  /** A stream route's run when its client goes away: `cancel` it, or let it `continue` (the default). */
+  onDisconnect: "cancel" | "continue";
 }
 
-const STREAM_MODES = [
-  "values",
-  "messages",
-  "messages-tuple",
-  "updates",
-  "events",
-  "tasks",
-  "checkpoints",
-  "debug",
-  "custom",
-  "tools",
-] as const;
 const DURABILITIES = ["sync", "async", "exit"] as const;
 /** Longest `after_seconds`: a leg waits it out before it starts. */
 export const MAX_AFTER_SECONDS = 600;
@@ -104,6 +95,8 @@ export function parseRunBody(body: Record<string, unknown>, webhooks: WebhookSen
     keepThread:
       (optionalEnum(body, "on_completion", ["delete", "keep"] as const) ?? "delete") === "keep",
     afterSeconds,
+    onDisconnect:
+      optionalEnum(body, "on_disconnect", ["cancel", "continue"] as const) ?? "continue",
   };
 }
 
@@ -150,7 +143,7 @@ function interruptsOf(
 
 function streamOptionsOf(
   body: Record<string, unknown>,
-): Pick<RunKwargs, "streamMode" | "streamSubgraphs"> {
+): Pick<RunKwargs, "streamMode" | "streamSubgraphs" | "streamResumable"> {
   const raw = body.stream_mode;
   let modes: string[] | undefined;
   if (raw !== undefined && raw !== null) {
@@ -172,9 +165,17 @@ function streamOptionsOf(
       `Invalid stream_subgraphs: expected a boolean, got ${describe(subgraphs)}`,
     );
   }
+  const resumable = body.stream_resumable;
+  if (resumable !== undefined && resumable !== null && typeof resumable !== "boolean") {
+    throw new HttpError(
+      422,
+      `Invalid stream_resumable: expected a boolean, got ${describe(resumable)}`,
+    );
+  }
   return {
     ...(modes ? { streamMode: modes } : {}),
     ...(subgraphs === true ? { streamSubgraphs: true } : {}),
+    ...(resumable === true ? { streamResumable: true } : {}),
   };
 }
 

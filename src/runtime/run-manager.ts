@@ -22,15 +22,20 @@ import {
   type ThreadStore,
 } from "../shared/threads";
 import type { RunEngine, TenantScope } from "./engine";
-import { runGraphLeg, type LegOutcome, type LegResult } from "./graph-leg";
+import { runGraphLeg, type GraphLegInput, type LegOutcome, type LegResult } from "./graph-leg";
+import { toWireJson } from "./http";
+import type { RunEventLog, RunEventWriter } from "./run-event-log";
+import type { StreamMode } from "./stream-translator";
 import { isResumeMap } from "./engine";
-import type { RunMetrics } from "./observability";
+import type { MetricOutcome, RunMetrics } from "./observability";
 import type { WebhookSender } from "./webhooks";
 
 /** The time a job gets: when its legs must stop, and when the process running them ends (Lambda's deadline). */
 export interface WorkTime {
   legDeadline: number;
   processDeadline: number;
+  /** The request doing this work streams the run's events to its client itself (from this process). */
+  streamedHere?: boolean;
 }
 
 /** Where the work of a thread runs next: its queued runs, or one run's next leg. */
@@ -61,6 +66,8 @@ export interface RunManagerOptions {
   /** How often a leg renews its lease and looks for a request to stop. */
   heartbeatMs: number;
   durability: "sync" | "async" | "exit" | undefined;
+  /** Where runs' stream events are published and stored. */
+  events: RunEventLog;
   now?: () => number;
 }
 
@@ -96,7 +103,7 @@ const RESULT_TTL_MS = 60_000;
  * machinery runs everywhere; only the dispatcher differs (this process, or the worker function).
  */
 export class RunManager {
-  private readonly events = new EventEmitter();
+  private readonly endings = new EventEmitter();
   /** Final values of runs whose last leg ended in this process, for their joins (kept briefly). */
   private readonly results = new Map<string, Record<string, unknown>>();
   /** Runs that ended in this process, kept as briefly: a temporary thread's run is gone from the store. */
@@ -107,7 +114,7 @@ export class RunManager {
 
   constructor(private readonly options: RunManagerOptions) {
     this.now = options.now ?? Date.now;
-    this.events.setMaxListeners(0);
+    this.endings.setMaxListeners(0);
   }
 
   get dispatcher(): RunDispatcher {
@@ -116,6 +123,11 @@ export class RunManager {
 
   get runStore(): RunStore {
     return this.options.runs;
+  }
+
+  /** Runs' stream events: published here, stored for followers elsewhere. */
+  get events(): RunEventLog {
+    return this.options.events;
   }
 
   /**
@@ -406,6 +418,7 @@ export class RunManager {
     }
 
     let result: LegResult;
+    let writer: RunEventWriter | undefined;
     const started = this.now();
     try {
       if (legs === 1 && notBefore > this.now()) {
@@ -422,14 +435,71 @@ export class RunManager {
         { status: "running", legs, ...(legs === 1 ? { startedAt: this.now() } : {}) },
         this.now(),
       );
-      result = await this.executeLeg(run, scope, claimed, legs, deadline, controller.signal);
+      writer = this.openEvents(run, scope, legs, time);
+      result = await this.executeLeg(
+        run,
+        scope,
+        claimed,
+        legs,
+        deadline,
+        controller.signal,
+        writer,
+      );
+      if (writer && result.outcome.kind === "failed") {
+        writer.emit(
+          "error",
+          toWireJson({
+            error: result.outcome.errorName,
+            message: result.outcome.message,
+            error_id: result.outcome.errorId,
+          }),
+        );
+      }
     } finally {
       clearInterval(heartbeat);
       this.active.delete(run.runId);
+      // Every event is stored before the run's end is: a follower elsewhere reads them all.
+      await writer?.close();
     }
-    this.options.metrics.record(run.assistantId, metricOf(result.outcome), this.now() - started);
+    if (writer && result.outcome.kind === "deadline") {
+      await runs.updateRun(
+        tenantId,
+        threadId,
+        run.runId,
+        { eventCount: writer.nextSeq },
+        this.now(),
+      );
+    }
+    this.options.metrics.record(
+      run.assistantId,
+      metricOf(result.outcome, legs, this.options.maxLegs),
+      this.now() - started,
+      legs === 1,
+    );
     const startCheckpointId = run.startCheckpointId ?? result.startCheckpointId;
     return this.settle(tenantId, run, claimed, result, startCheckpointId, time);
+  }
+
+  /**
+   * The leg's event writer when the run streams (it was asked for stream modes, or started by a stream route):
+   * stored too when it may be followed from elsewhere (a leg not streamed by its own request, or resumable).
+   */
+  private openEvents(
+    run: RunRecord,
+    scope: TenantScope,
+    legs: number,
+    time: WorkTime,
+  ): RunEventWriter | undefined {
+    const { kwargs } = run;
+    if (kwargs.streamMode === undefined && !kwargs.streamResumable) return undefined;
+    const persist = kwargs.streamResumable === true || !time.streamedHere;
+    const writer = this.options.events.open(
+      { tenantId: scope.tenantId, threadId: run.threadId, runId: run.runId },
+      run.eventCount ?? 0,
+      persist,
+    );
+    if (legs === 1) writer.emit("metadata", toWireJson({ run_id: run.runId, attempt: 1 }));
+    return writer;
   }
 
   private async executeLeg(
@@ -439,6 +509,7 @@ export class RunManager {
     legs: number,
     deadline: number,
     cancel: AbortSignal,
+    writer: RunEventWriter | undefined,
   ): Promise<LegResult> {
     const { graph, failure } = await this.options.engine.buildGraph({
       assistantId: run.graphId,
@@ -487,6 +558,7 @@ export class RunManager {
       budgetMs: Math.max(0, deadline - this.now()),
       cancel,
       withSaver: (work) => this.options.engine.withSaver(scope, work, runMetadata),
+      ...(writer ? { streaming: streamingTo(writer, run, scope) } : {}),
     });
   }
 
@@ -539,7 +611,8 @@ export class RunManager {
           {
             error: {
               error: outcome.errorName,
-              message: `${outcome.message} (error id ${outcome.errorId})`,
+              message: outcome.message,
+              error_id: outcome.errorId,
             },
           },
         );
@@ -551,7 +624,7 @@ export class RunManager {
             ...restoreOf(claimed.previous),
             forkFrom: startCheckpointId ?? "",
           });
-          this.events.emit(run.runId);
+          this.endings.emit(run.runId);
           return next;
         }
         await this.end(tenantId, run, claimed, "interrupted", { status: "COMPLETED" });
@@ -614,7 +687,7 @@ export class RunManager {
         : { graphId: run.graphId }),
     });
     this.remember(this.ended, run.runId, ended ?? { ...run, status });
-    this.events.emit(run.runId);
+    this.endings.emit(run.runId);
     if (run.kwargs.webhook) {
       await this.options.webhooks.send(
         run.kwargs.webhook,
@@ -651,7 +724,7 @@ export class RunManager {
     if (action === "rollback") {
       await this.options.runs.deleteRun(tenantId, run.threadId, run.runId);
       await this.release(tenantId, run.threadId, claimed, restore);
-      this.events.emit(run.runId);
+      this.endings.emit(run.runId);
     } else {
       await this.end(tenantId, run, claimed, "interrupted", restore);
     }
@@ -674,7 +747,7 @@ export class RunManager {
         { status: "interrupted" },
         this.now(),
       );
-    this.events.emit(runId);
+    this.endings.emit(runId);
   }
 
   private async deleteTemporaryThread(tenantId: string, threadId: string): Promise<void> {
@@ -727,13 +800,37 @@ export class RunManager {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        this.events.off(runId, done);
+        this.endings.off(runId, done);
         resolve();
       };
       const timer = setTimeout(done, ms);
-      this.events.once(runId, done);
+      this.endings.once(runId, done);
     });
   }
+}
+
+/**
+ * Where a leg's stream events go: serialized as wire JSON, with the client's thread id wherever the saver saw
+ * a tenant-scoped one (checkpoint configs, events).
+ */
+function streamingTo(
+  writer: RunEventWriter,
+  run: RunRecord,
+  scope: TenantScope,
+): NonNullable<GraphLegInput["streaming"]> {
+  const scoped = JSON.stringify(scope.saverThreadId(run.threadId)).slice(1, -1);
+  const own = JSON.stringify(run.threadId).slice(1, -1);
+  const serialize =
+    scoped === own ? toWireJson : (data: unknown) => toWireJson(data).split(scoped).join(own);
+  return {
+    request: {
+      modes: (run.kwargs.streamMode ?? ["values"]) as StreamMode[],
+      subgraphs: run.kwargs.streamSubgraphs === true,
+    },
+    emit: (events) => {
+      for (const { event, data } of events) writer.emit(event, serialize(data));
+    },
+  };
 }
 
 /** What a run's first leg gives the graph: a Command for `command`, else the input (null continues). */
@@ -769,8 +866,9 @@ function restoreOf(previous: ThreadRecord): {
   };
 }
 
-function metricOf(outcome: LegOutcome): "paused" | "completed" | "failed" | "deadline" {
-  if (outcome.kind === "cancelled") return "completed";
+/** A leg's deadline is a hand-over to the next leg, unless it was the last leg allowed (the run times out). */
+function metricOf(outcome: LegOutcome, legs: number, maxLegs: number): MetricOutcome {
+  if (outcome.kind === "deadline") return legs < maxLegs ? "continued" : "deadline";
   return outcome.kind;
 }
 

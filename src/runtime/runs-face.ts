@@ -115,17 +115,19 @@ export const cancelRun: RouteHandler = async (context) => {
 
 /**
  * Creates a run as the body says, on `threadId` (stateless: a new thread, made for it). The run is handed to the
- * dispatcher unless `inPlace` and it may start now: then the caller runs it itself.
+ * dispatcher unless `inPlace` and it may start now: then the caller runs it itself. A `streamed` run (a stream
+ * route's) streams `values` when the client named no mode.
  */
-async function startRun(
+export async function startRun(
   context: RouteContext,
   threadId: string,
   stateless: boolean,
   inPlace: boolean,
+  streamed = false,
 ): Promise<{ run: RunRecord; startsNow: boolean; body: RunBody }> {
   const runs = manager(context);
   const body = parseRunBody(context.body, context.webhooks);
-  const assistant = await context.assistants.resolve(context.tenantId, body.assistantId, 422);
+  const assistant = await runAssistant(context, body.assistantId);
   context.log.thread = threadId;
   context.log.assistant = assistant.assistantId;
   if (!stateless) await refuseInvalidResume(context, threadId, assistant.graphId, body);
@@ -139,6 +141,7 @@ async function startRun(
         ...withAssistantDefaults(body.kwargs, assistant),
         ...(stateless && !body.keepThread ? { temporary: true } : {}),
         ...(body.afterSeconds > 0 ? { afterSeconds: body.afterSeconds } : {}),
+        ...(streamed && body.kwargs.streamMode === undefined ? { streamMode: ["values"] } : {}),
       },
       metadata: body.metadata,
       strategy: body.strategy,
@@ -154,6 +157,24 @@ async function startRun(
       throw new HttpError(
         409,
         "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.",
+      );
+    }
+    throw error;
+  }
+}
+
+/** The assistant a run names, with LangGraph Server's own words when there is none. */
+export async function runAssistant(
+  context: RouteContext,
+  value: unknown,
+): Promise<AssistantRecord> {
+  try {
+    return await context.assistants.resolve(context.tenantId, value, 422);
+  } catch (error) {
+    if (error instanceof HttpError && error.statusCode === 404) {
+      throw new HttpError(
+        404,
+        `No assistant found for ${JSON.stringify(value)}. Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
       );
     }
     throw error;
@@ -273,7 +294,7 @@ async function resultOf(
   }
   if (joined.values) return joined.values;
   if (run.kwargs.temporary) return {};
-  return readThreadValues(context, run.threadId, run.assistantId);
+  return readThreadValues(context, run.threadId, run.graphId);
 }
 
 /** A handler without a checkpointer keeps no threads or runs: a waited run runs here, statelessly. */
@@ -291,7 +312,7 @@ async function statelessWithoutCheckpointer(
   }
   if (body.kwargs.command?.resume !== undefined)
     throw new CheckpointerRequiredError("Resuming a run");
-  const assistant = await context.assistants.resolve(context.tenantId, body.assistantId, 422);
+  const assistant = await runAssistant(context, body.assistantId);
   const outcome = await context.engine.run({
     tenantId: context.tenantId,
     threadId,
@@ -314,7 +335,8 @@ async function statelessWithoutCheckpointer(
       return json(200, {
         __error__: {
           error: outcome.errorName,
-          message: `${outcome.message} (error id ${outcome.errorId})`,
+          message: outcome.message,
+          error_id: outcome.errorId,
         },
       });
   }
@@ -329,17 +351,17 @@ async function requireRun(context: RouteContext): Promise<RunRecord> {
   return run;
 }
 
-function manager(context: RouteContext): RunManager {
+export function manager(context: RouteContext): RunManager {
   if (!context.runs) throw new CheckpointerRequiredError("A background run");
   return context.runs;
 }
 
 /** What a request may spend waiting: its remaining time less the margin to answer. */
-function budgetOf(context: RouteContext): number {
+export function budgetOf(context: RouteContext): number {
   return Math.max(0, context.remainingMs - context.deadlineMarginMs - ANSWER_MARGIN_MS);
 }
 
-function contentLocation(run: RunRecord): Record<string, string> {
+export function contentLocation(run: RunRecord): Record<string, string> {
   return {
     "content-location": `/threads/${encodeURIComponent(run.threadId)}/runs/${encodeURIComponent(run.runId)}`,
   };

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   BaseCheckpointSaver,
+  type BaseStore,
   type ChannelVersions,
   type Checkpoint,
   type CheckpointListOptions,
@@ -11,11 +12,25 @@ import {
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import { MemoryTableError } from "../shared/errors";
+import { ScopedStore } from "./scoped-store";
 import type { AnySaver } from "./types";
 
-/** The saver of the work in progress, and metadata its runs add to every checkpoint they write. */
+/**
+ * The saver and the long-term store of the work in progress (both the caller's tenant's), and metadata its runs
+ * add to every checkpoint they write.
+ */
 interface SaverScope {
-  saver: AnySaver;
+  saver: AnySaver | undefined;
+  /** The tenant's store, built on first use (most requests never touch it). */
+  store: (() => BaseStore | undefined) | undefined;
+  checkpointMetadata?: Record<string, unknown>;
+}
+
+/** What a piece of work runs with besides its saver. */
+export interface ScopeExtras {
+  /** The tenant's long-term store behind {@link RequestScope.store}, resolved when a graph first uses it. */
+  store?: () => BaseStore | undefined;
+  /** Added to every checkpoint the work writes (LangGraph's own metadata wins on a clash). */
   checkpointMetadata?: Record<string, unknown>;
 }
 
@@ -40,14 +55,14 @@ class ScopedCheckpointer extends BaseCheckpointSaver<string | number> {
     return this.scope().saver;
   }
 
-  private scope(): SaverScope {
+  private scope(): SaverScope & { saver: AnySaver } {
     const scope = this.storage.getStore();
-    if (!scope) {
+    if (!scope?.saver) {
       throw new MemoryTableError(
         "The handler's checkpointer was used outside a request: use it only while the graph runs",
       );
     }
-    return scope;
+    return scope as SaverScope & { saver: AnySaver };
   }
 
   override get(config: RunnableConfig): Promise<Checkpoint | undefined> {
@@ -100,20 +115,38 @@ class ScopedCheckpointer extends BaseCheckpointSaver<string | number> {
   }
 }
 
-/** Binds the graphs' shared checkpointer to one request's saver for the duration of a piece of work. */
+/**
+ * Binds the graphs' shared checkpointer and store to one request's saver and tenant store for the duration of a
+ * piece of work: one scope sets both, so a graph never sees one tenant's checkpoints with another's memories.
+ */
 export class RequestScope {
   private readonly storage = new AsyncLocalStorage<SaverScope>();
   readonly checkpointer = new ScopedCheckpointer(this.storage) as unknown as BaseCheckpointSaver;
+  readonly store: BaseStore = new ScopedStore(() => this.currentStore());
 
   /**
-   * Runs `work` with `saver` as the target of {@link checkpointer}; `checkpointMetadata` is added to every
-   * checkpoint it writes (LangGraph's own metadata wins on a clash).
+   * Runs `work` with `saver` as the target of {@link checkpointer} and `extras.store` as the target of
+   * {@link store}; `extras.checkpointMetadata` is added to every checkpoint it writes.
    */
   run<T>(
-    saver: AnySaver,
+    saver: AnySaver | undefined,
     work: () => Promise<T>,
-    checkpointMetadata?: Record<string, unknown>,
+    extras: ScopeExtras = {},
   ): Promise<T> {
-    return this.storage.run({ saver, checkpointMetadata }, work);
+    let resolved: { store: BaseStore | undefined } | undefined;
+    const source = extras.store;
+    // Resolved once per piece of work: every call of a run reaches the same store instance.
+    const store = source && (() => (resolved ??= { store: source() }).store);
+    return this.storage.run({ saver, store, checkpointMetadata: extras.checkpointMetadata }, work);
+  }
+
+  private currentStore(): BaseStore {
+    const store = this.storage.getStore()?.store?.();
+    if (!store) {
+      throw new MemoryTableError(
+        "The handler's store was used outside a request: use it only while the graph runs",
+      );
+    }
+    return store;
   }
 }

@@ -102,7 +102,7 @@ export function threadStateJson(snapshot: Snapshot, threadId: string): Record<st
           : String(task.error?.message ?? task.error),
       interrupts: task.interrupts ?? [],
       // A subgraph's task: where its state lives, and that state when the caller asked for subgraphs.
-      checkpoint: task.state?.configurable ? checkpointJson(task.state, threadId) : null,
+      checkpoint: task.state?.configurable ? taskCheckpointJson(task.state, threadId) : null,
       state: task.state && "values" in task.state ? threadStateJson(task.state, threadId) : null,
       result: task.result ?? null,
     })),
@@ -113,6 +113,15 @@ export function threadStateJson(snapshot: Snapshot, threadId: string): Record<st
       ? checkpointJson(snapshot.parentConfig, threadId)
       : null,
   };
+}
+
+/** A subgraph task's address as LangGraph gives it (its namespace; an id once it has one), the client's thread id. */
+function taskCheckpointJson(config: any, threadId: string): Record<string, unknown> {
+  const address: Record<string, unknown> = { thread_id: threadId };
+  for (const key of ["checkpoint_ns", "checkpoint_id", "checkpoint_map"]) {
+    if (config.configurable[key] !== undefined) address[key] = config.configurable[key];
+  }
+  return address;
 }
 
 function checkpointJson(config: any, threadId: string): Record<string, unknown> | null {

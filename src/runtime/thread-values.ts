@@ -7,10 +7,10 @@ import type { RouteContext } from "./route-context";
 export async function readThreadValues(
   context: RouteContext,
   threadId: string,
-  assistantId: string,
+  graphId: string,
 ): Promise<Record<string, unknown>> {
   const scope = context.engine.tenant(context.tenantId);
-  const graph = await context.engine.graph(assistantId, context.tenantId);
+  const graph = await context.engine.graph(graphId, context.tenantId);
   const snapshot = await context.engine.withSaver(scope, () =>
     graph.getState({ configurable: { thread_id: scope.saverThreadId(threadId) } }),
   );

@@ -112,6 +112,18 @@ describe.each<Backend>(["memory", "dynamodb"])("assistants through the SDK (%s)"
     await expect(alice.assistants.delete(created.assistant_id)).rejects.toThrow(/HTTP 404/);
   });
 
+  it("deletes an assistant with the threads its runs used (delete_threads), and only those", async () => {
+    const assistant = await alice.assistants.create({ graphId: "booking" });
+    const used = await alice.threads.create();
+    await alice.runs.wait(used.thread_id, assistant.assistant_id, { input: { request: "x" } });
+    const other = await alice.threads.create();
+    await alice.runs.wait(other.thread_id, "booking", { input: { request: "y" } });
+    await alice.assistants.delete(assistant.assistant_id, { deleteThreads: true });
+    await expect(alice.assistants.get(assistant.assistant_id)).rejects.toThrow(/404/);
+    await expect(alice.threads.get(used.thread_id)).rejects.toThrow(/404/);
+    expect((await alice.threads.get(other.thread_id)).thread_id).toBe(other.thread_id);
+  });
+
   it("creates with a given id: if_exists raise answers 409, do_nothing the existing assistant", async () => {
     const assistantId = crypto.randomUUID();
     await alice.assistants.create({ graphId: "booking", assistantId, name: "first" });
@@ -373,7 +385,7 @@ describe.each<Backend>(["memory", "dynamodb"])("assistants through the SDK (%s)"
       ["POST", "/assistants/search", { select: ["secret"] }, /^Invalid select: /],
       ["POST", "/assistants/search", { graph_id: 1 }, /^Invalid graph_id: /],
       ["POST", "/assistants/count", { metadata: [] }, /^Invalid metadata: /],
-      ["DELETE", `/assistants/${id}?delete_threads=true`, undefined, /^Invalid delete_threads: /],
+      ["DELETE", `/assistants/${id}?delete_threads=maybe`, undefined, /^Invalid delete_threads: /],
       ["GET", `/assistants/${id}/graph?xray=maybe`, undefined, /^Invalid xray: /],
       ["GET", `/assistants/${id}/subgraphs?recurse=2`, undefined, /^Invalid recurse: /],
     ];

@@ -164,7 +164,7 @@ const CASES: Case[] = [
     name: "unknown assistant",
     ...run("paused", { assistant_id: "nope", input: {} }),
     status: 404,
-    detail: /Assistant not found/,
+    detail: /No assistant found for "nope"/,
   },
   {
     name: "assistant id not a string",

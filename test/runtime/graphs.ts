@@ -1,4 +1,5 @@
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import { FakeListChatModel } from "@langchain/core/utils/testing";
 import {
   Annotation,
   END,
@@ -79,3 +80,36 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     });
   });
 }
+
+/** `agent` answers with a chat model that streams its reply token by token (`reply`, or "hello there"). */
+export function streamingChatGraph(reply = "hello there"): GraphFactory {
+  return ({ checkpointer }) => {
+    const model = new FakeListChatModel({ responses: [reply] });
+    return new StateGraph(MessagesAnnotation)
+      .addNode("agent", async (state, config: LangGraphRunnableConfig) => {
+        config.writer?.({ progress: "thinking" });
+        return { messages: [await model.invoke(state.messages, config)] };
+      })
+      .addEdge(START, "agent")
+      .addEdge("agent", END)
+      .compile({ checkpointer });
+  };
+}
+
+/** `outer` runs `inner`, a compiled subgraph of two steps: its events carry the `inner:<task id>` namespace. */
+export const nestedGraph: GraphFactory = ({ checkpointer }) => {
+  const inner = new StateGraph(SlowState)
+    .addNode("first", () => ({ steps: ["first"] }))
+    .addNode("second", () => ({ steps: ["second"] }))
+    .addEdge(START, "first")
+    .addEdge("first", "second")
+    .addEdge("second", END)
+    .compile();
+  return new StateGraph(SlowState)
+    .addNode("inner", inner)
+    .addNode("after", () => ({ steps: ["after"] }))
+    .addEdge(START, "inner")
+    .addEdge("inner", "after")
+    .addEdge("after", END)
+    .compile({ checkpointer });
+};

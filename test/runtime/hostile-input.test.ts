@@ -452,7 +452,7 @@ describe.each(BACKENDS)("only a field's own values are accepted (%s)", (backend)
         body: { assistant_id: assistantId, input: { request: "r" } },
       });
       expect(run.status).toBe(404);
-      expect(run.body.detail).toMatch(/Assistant not found/);
+      expect(run.body.detail).toMatch(/No assistant found for/);
 
       const threadId = `assistant-${assistantId}`;
       const invoke = await send(handler, "POST", "/invoke", {

@@ -228,7 +228,8 @@ describe("a GraphFactory that throws", () => {
     expect(sdk.statusCode).toBe(200);
     expect(JSON.parse(sdk.body!).__error__).toEqual({
       error: "RangeError",
-      message: expect.stringMatching(/could not be built \(error id [0-9a-f-]{36}\)/),
+      message: "The graph of assistant broken could not be built",
+      error_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
     expect(sdk.body).not.toMatch(/CONFIG-SECRET/);
     const simple = await handler(invoke({ thread_id: "f2", assistant_id: "broken", input: {} }));

@@ -17,9 +17,14 @@ import {
   IncompleteCheckpointError,
   InvalidConfigurationError,
   InvalidIdentifierError,
+  InvalidStoreOperationError,
   NothingToResumeError,
   RunBudgetExhaustedError,
   RunDeadlineError,
+  StoreCapacityError,
+  StoreEmbeddingError,
+  StoreSearchTooBroadError,
+  StoreValueTooLargeError,
   ThreadBusyError,
   ThreadExistsError,
   ThreadExpiredError,
@@ -260,6 +265,10 @@ describe("errorResponse", () => {
     [new InvalidIdentifierError("thread_id", "too long"), { simple: 400, server: 422 }],
     [new CheckpointTooLargeError(10, 20), { simple: 413, server: 413 }],
     [new CheckpointCapacityError("maxThreads", 1, 2), { simple: 413, server: 413 }],
+    [new InvalidStoreOperationError("namespace", "bad"), { simple: 400, server: 422 }],
+    [new StoreValueTooLargeError(10, 20, "value's JSON"), { simple: 413, server: 413 }],
+    [new StoreSearchTooBroadError(1000), { simple: 422, server: 422 }],
+    [new StoreCapacityError("maxItems", 1, 2), { simple: 507, server: 507 }],
   ];
 
   it("keeps an HttpError's status and headers", () => {
@@ -308,6 +317,7 @@ describe("errorResponse", () => {
     ],
     ["an IncompleteCheckpointError", new IncompleteCheckpointError("t", "c", "secret state")],
     ["a RunDeadlineError", new RunDeadlineError("secret state")],
+    ["a StoreEmbeddingError", new StoreEmbeddingError("secret state from the model")],
     ["a thrown string", "secret state: card 4111"],
     ["undefined", undefined],
     ["null", null],

@@ -55,7 +55,13 @@ async function build(
   checkpointer: BaseCheckpointSaver | undefined,
   tenantId = "tenant-a",
 ): Promise<RunnableGraph> {
-  const graph = await factory!({ checkpointer, tenantId, assistantId: "any", logger });
+  const graph = await factory!({
+    checkpointer,
+    store: undefined,
+    tenantId,
+    assistantId: "any",
+    logger,
+  });
   return graph as unknown as RunnableGraph;
 }
 
@@ -194,7 +200,7 @@ describe("loadLangGraphConfig: a LangGraph project's graphs as graph factories",
     ]);
   });
 
-  it("warns that a graph compiled with a store of its own is shared by every tenant", async () => {
+  it("warns that a graph compiled with a store of its own is served with the handler's store", async () => {
     const { logger: noteTaker, lines } = noteLogger();
     const configPath = project({ graphs: { g: `${GRAPHS}/shared-store.js:graph` } });
     await loadLangGraphConfig(configPath, { env: {}, logger: noteTaker });
@@ -203,7 +209,7 @@ describe("loadLangGraphConfig: a LangGraph project's graphs as graph factories",
         level: 40,
         field: "graphs.g",
         config: configPath,
-        msg: 'Graph "g" was compiled with a store of its own: every tenant of the container shares it',
+        msg: `Graph "g" was compiled with a store of its own: it is served with the handler's store instead, each tenant's own (none when the handler's store option is false)`,
       }),
     ]);
   });

@@ -175,12 +175,7 @@ describe("threadStateJson", () => {
         error: "review failed",
         interrupts: [{ id: "int-1", value: { question: "ok?" }, when: "during" }],
         // The subgraph's config, reduced to its address under the client's thread id.
-        checkpoint: {
-          thread_id: "t-1",
-          checkpoint_ns: "",
-          checkpoint_id: null,
-          checkpoint_map: null,
-        },
+        checkpoint: { thread_id: "t-1" },
         state: null,
         result: { ok: true },
       },

@@ -1,0 +1,195 @@
+import { EventEmitter } from "node:events";
+import type { Logger } from "pino";
+import {
+  MAX_STORED_EVENT_BYTES_PER_RUN,
+  type RunEvent,
+  type RunEventStore,
+} from "../shared/run-events";
+
+/** Where a run's events go: its tenant, thread and id. */
+export interface RunAddress {
+  tenantId: string;
+  threadId: string;
+  runId: string;
+}
+
+/** A batch of events is written after this long, or once it holds this many. */
+const FLUSH_AFTER_MS = 100;
+const FLUSH_AT_EVENTS = 25;
+
+/**
+ * A run's stream events: published in this process to whoever follows the run here, and stored (in batches,
+ * up to a per-run size) when a client may follow it from elsewhere (a leg in the worker function, a resumable
+ * stream). Followers read what this process published while the run's leg is here, else the store.
+ */
+export class RunEventLog {
+  private readonly live = new Map<string, LiveRun>();
+
+  constructor(
+    private readonly store: RunEventStore,
+    private readonly logger: Logger,
+  ) {}
+
+  /** A leg's writer: numbers events from `nextSeq`; `persist` stores them for followers elsewhere. */
+  open(run: RunAddress, nextSeq: number, persist: boolean): RunEventWriter {
+    const live = this.liveRun(run.runId);
+    live.legRunning = true;
+    return new RunEventWriter(
+      run,
+      nextSeq,
+      persist ? this.store : undefined,
+      live,
+      this.logger,
+      () => {
+        live.legRunning = false;
+        live.emitter.emit("change");
+        // Late local followers still find the tail for a moment; then the store (or the run) answers.
+        setTimeout(() => {
+          if (!live.legRunning) this.live.delete(run.runId);
+        }, 60_000).unref?.();
+      },
+    );
+  }
+
+  /**
+   * Events after `afterSeq`, as they come: from this process while the run's leg runs here, else from the store.
+   * Ends when `isOver` says the run ended (and everything before its end was read) or `signal` aborts.
+   */
+  async *follow(
+    run: RunAddress,
+    afterSeq: number,
+    isOver: () => Promise<boolean>,
+    signal: AbortSignal,
+  ): AsyncGenerator<RunEvent> {
+    let last = afterSeq;
+    let delay = 50;
+    while (!signal.aborted) {
+      const live = this.live.get(run.runId);
+      const local = live?.events.filter((event) => event.seq > last) ?? [];
+      const events =
+        local.length > 0 && local[0]!.seq === last + 1
+          ? local
+          : await this.store.read(run.tenantId, run.threadId, run.runId, last, 500);
+      for (const event of events) {
+        yield event;
+        last = event.seq;
+      }
+      if (events.length > 0) {
+        delay = 50;
+        continue;
+      }
+      if (!live?.legRunning && (await isOver())) {
+        // One more read: the last events may have been stored just before the run ended.
+        const tail = await this.store.read(run.tenantId, run.threadId, run.runId, last, 500);
+        const liveTail = this.live.get(run.runId)?.events.filter((event) => event.seq > last) ?? [];
+        for (const event of tail.length > 0 ? tail : liveTail) yield event;
+        return;
+      }
+      await this.changed(run.runId, live?.legRunning ? 1_000 : delay, signal);
+      delay = Math.min(delay * 2, 1_000);
+    }
+  }
+
+  private changed(runId: string, ms: number, signal: AbortSignal): Promise<void> {
+    const emitter = this.liveRun(runId).emitter;
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        emitter.off("change", done);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      emitter.once("change", done);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  private liveRun(runId: string): LiveRun {
+    let live = this.live.get(runId);
+    if (!live) {
+      const emitter = new EventEmitter();
+      emitter.setMaxListeners(0);
+      live = { events: [], legRunning: false, emitter };
+      this.live.set(runId, live);
+    }
+    return live;
+  }
+}
+
+interface LiveRun {
+  /** What this process published of the run (its legs here). */
+  events: RunEvent[];
+  legRunning: boolean;
+  emitter: EventEmitter;
+}
+
+/** Numbers, publishes and (optionally) stores one leg's events. */
+export class RunEventWriter {
+  private buffer: RunEvent[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private storedBytes = 0;
+  private full = false;
+
+  constructor(
+    private readonly run: RunAddress,
+    private seq: number,
+    private readonly store: RunEventStore | undefined,
+    private readonly live: LiveRun,
+    private readonly logger: Logger,
+    private readonly onClose: () => void,
+  ) {}
+
+  /** How many events the run has emitted so far, this leg's included (the next leg numbers from here). */
+  get nextSeq(): number {
+    return this.seq;
+  }
+
+  emit(event: string, data: string): void {
+    const entry: RunEvent = { seq: this.seq++, event, data };
+    this.live.events.push(entry);
+    this.live.emitter.emit("change");
+    if (!this.store || this.full) return;
+    this.storedBytes += data.length + event.length;
+    if (this.storedBytes > MAX_STORED_EVENT_BYTES_PER_RUN) {
+      this.full = true;
+      this.logger.warn(
+        { run: this.run.runId },
+        "run events over the stored size: later events are live only",
+      );
+      return;
+    }
+    this.buffer.push(entry);
+    if (this.buffer.length >= FLUSH_AT_EVENTS) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), FLUSH_AFTER_MS);
+  }
+
+  /** Stores what is buffered and ends the leg's publishing; resolves once every event is stored. */
+  async close(): Promise<void> {
+    this.flush();
+    try {
+      await this.writing;
+    } finally {
+      this.onClose();
+    }
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.store || this.buffer.length === 0) return;
+    const batch = this.buffer;
+    this.buffer = [];
+    const { tenantId, threadId, runId } = this.run;
+    // One write at a time, in order: followers elsewhere read the stored events without gaps.
+    this.writing = this.writing
+      .then(() => this.store!.append(tenantId, threadId, runId, batch))
+      .catch((error: unknown) => {
+        this.logger.warn(
+          { run: runId, err: { name: (error as Error)?.name } },
+          "run events not stored: followers elsewhere miss them",
+        );
+      });
+  }
+}
