@@ -99,7 +99,7 @@ export function createHandler(options: HandlerOptions): ApiHandler {
       tenantId = tenantFrom(event, tenantClaim);
       // DELETE too: the SDK sends a store item's namespace and key in the body of its DELETE.
       const body = ["POST", "PUT", "PATCH", "DELETE"].includes(matched.route.method)
-        ? parseBody(event, maxBodyBytes)
+        ? parseBody(event, maxBodyBytes, matched.route.arrayBody ? "array" : "object")
         : {};
       const context: RouteContext = {
         engine,

@@ -125,11 +125,15 @@ function matchSegments(pattern: string[], actual: string[]): Record<string, stri
 }
 
 /**
- * Parses the JSON body: 413 over `maxBytes`, 400 when malformed, not an object, or nested deeper than
- * MAX_BODY_DEPTH (every object or array is a level, the body included). Empty means `{}`. Deep values are refused
+ * Parses the JSON body: 413 over `maxBytes`, 400 when malformed, not an object (an array, for a route that takes
+ * one: it arrives as `items`), or nested deeper than MAX_BODY_DEPTH (every object or array is a level, the body included). Empty means `{}`. Deep values are refused
  * here, before anything runs: serializers and graphs recurse, and would fail halfway through a run.
  */
-export function parseBody(event: HttpEvent, maxBytes: number): Record<string, unknown> {
+export function parseBody(
+  event: HttpEvent,
+  maxBytes: number,
+  shape: "object" | "array" = "object",
+): Record<string, unknown> {
   const raw = event.body ?? "";
   const bytes = event.isBase64Encoded ? Buffer.from(raw, "base64") : Buffer.from(raw, "utf8");
   if (bytes.byteLength > maxBytes) {
@@ -139,17 +143,21 @@ export function parseBody(event: HttpEvent, maxBytes: number): Record<string, un
     );
   }
   const text = bytes.toString("utf8").trim();
-  if (text === "") return {};
+  if (text === "") return shape === "array" ? { items: [] } : {};
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
     throw new HttpError(400, "Invalid body: expected JSON, got malformed JSON");
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+  const isShape =
+    shape === "array"
+      ? Array.isArray(parsed)
+      : typeof parsed === "object" && parsed !== null && !Array.isArray(parsed);
+  if (!isShape) {
     throw new HttpError(
       400,
-      `Invalid body: expected a JSON object, got ${Array.isArray(parsed) ? "an array" : parsed === null ? "null" : `a ${typeof parsed}`}`,
+      `Invalid body: expected a JSON ${shape}, got ${Array.isArray(parsed) ? "an array" : parsed === null ? "null" : `a ${typeof parsed}`}`,
     );
   }
   if (exceedsDepth(parsed, MAX_BODY_DEPTH)) {
@@ -158,7 +166,7 @@ export function parseBody(event: HttpEvent, maxBytes: number): Record<string, un
       `Invalid body: expected at most ${MAX_BODY_DEPTH} levels of nesting, got more`,
     );
   }
-  return parsed as Record<string, unknown>;
+  return shape === "array" ? { items: parsed } : (parsed as Record<string, unknown>);
 }
 
 /** True when arrays and objects nest deeper than `limit` levels. Iterative: the value may be very deep. */

@@ -31,6 +31,8 @@ export interface RouteDefinition {
   face: ApiFace;
   /** Answers with Server-Sent Events (streamed where the transport can). */
   streaming?: true;
+  /** Takes a JSON array, not an object: the handler hands it over as `body.items`. */
+  arrayBody?: true;
 }
 
 export const ROUTES: readonly RouteDefinition[] = [
@@ -71,6 +73,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: "POST", path: "/threads/{thread_id}/runs/{run_id}/cancel", face: "server" },
   { method: "POST", path: "/runs", face: "server" },
   { method: "POST", path: "/runs/wait", face: "server" },
+  { method: "POST", path: "/runs/batch", face: "server", arrayBody: true },
   { method: "POST", path: "/runs/stream", face: "server", streaming: true },
   // Assistants (assistants-face.ts).
   { method: "POST", path: "/assistants", face: "server" },

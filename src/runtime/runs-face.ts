@@ -40,6 +40,44 @@ export const createStatelessRun: RouteHandler = async (context) => {
   return json(200, runJson(run), contentLocation(run));
 };
 
+/** Runs one batch may create: each is a few table requests, all inside one request's time. */
+export const MAX_BATCH_RUNS = 100;
+
+/**
+ * POST /runs/batch: stateless background runs, as POST /runs makes each. Every item is checked (its fields and
+ * its assistant) before the first run is created, so a bad item creates none; a table failure partway through
+ * can still leave the earlier runs created, which the client sees as an error and can list.
+ */
+export const createRunBatch: RouteHandler = async (context) => {
+  const items = context.body.items as unknown[];
+  if (items.length === 0 || items.length > MAX_BATCH_RUNS) {
+    throw new HttpError(
+      422,
+      `Invalid body: expected 1 to ${MAX_BATCH_RUNS} runs, got ${items.length}`,
+    );
+  }
+  const bodies = items.map((item, index) => {
+    if (typeof item !== "object" || item === null || Array.isArray(item)) {
+      throw new HttpError(422, `Run ${index}: Invalid body: expected a JSON object`);
+    }
+    try {
+      parseRunBody(item as Record<string, unknown>, context.webhooks);
+    } catch (error) {
+      if (error instanceof HttpError) {
+        throw new HttpError(error.statusCode, `Run ${index}: ${error.message}`);
+      }
+      throw error;
+    }
+    return item as Record<string, unknown>;
+  });
+  for (const body of bodies) await runAssistant(context, body.assistant_id);
+  const runs: RunRecord[] = [];
+  for (const body of bodies) {
+    runs.push((await startRun({ ...context, body }, randomUUID(), true, false)).run);
+  }
+  return json(200, runs.map(runJson));
+};
+
 export const waitRun: RouteHandler = async (context) =>
   waitForRun(context, threadIdFrom(context.params.thread_id, 422), false);
 
@@ -377,4 +415,5 @@ export const RUN_HANDLERS: Readonly<Record<string, RouteHandler>> = {
   "POST /threads/{thread_id}/runs/{run_id}/cancel": cancelRun,
   "POST /runs": createStatelessRun,
   "POST /runs/wait": waitStatelessRun,
+  "POST /runs/batch": createRunBatch,
 };

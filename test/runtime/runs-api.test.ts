@@ -221,6 +221,51 @@ describe.each<Backend>(["memory", "dynamodb"])("background runs (%s checkpointer
     });
   });
 
+  it("creates a batch of stateless runs (runs.createBatch) that run; a bad item creates none", async () => {
+    const created = await client.runs.createBatch([
+      { assistantId: "chat", input: { messages: [{ role: "human", content: "first" }] } },
+      {
+        assistantId: "chat",
+        input: { messages: [{ role: "human", content: "second" }] },
+        // The SDK sends a batch's payloads as given (no snake_case), so this is the wire name.
+        on_completion: "keep",
+      } as never,
+    ]);
+    expect(created).toHaveLength(2);
+    expect(new Set(created.map((run) => run.thread_id)).size).toBe(2);
+    const kept = created[1]!;
+    await client.runs.join(kept.thread_id, kept.run_id);
+    expect(JSON.stringify((await client.threads.getState(kept.thread_id)).values)).toContain(
+      "echo: second",
+    );
+
+    // The first run's thread is temporary: once it is gone, the thread count stays put unless a run is made.
+    const temporary = created[0]!;
+    await waitFor(async () => {
+      try {
+        await client.threads.get(temporary.thread_id);
+        return false;
+      } catch (error) {
+        return /404/.test(String(error));
+      }
+    });
+    const before = await client.threads.count();
+    await expect(
+      client.runs.createBatch([
+        { assistantId: "chat", input: { messages: [] } },
+        { assistantId: "chat", input: {}, config: { recursion_limit: 0 } },
+      ]),
+    ).rejects.toThrow(/422.*Run 1: Invalid config.recursion_limit/);
+    await expect(
+      client.runs.createBatch([
+        { assistantId: "chat", input: {} },
+        { assistantId: "no-such-assistant", input: {} },
+      ]),
+    ).rejects.toThrow(/404/);
+    await expect(client.runs.createBatch([])).rejects.toThrow(/422.*expected 1 to 100 runs, got 0/);
+    expect(await client.threads.count()).toBe(before);
+  });
+
   it("stops at interrupt_before and continues with a run without input", async () => {
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, "slow", { ...slow(0), interruptBefore: ["work_1"] });
