@@ -34,6 +34,7 @@ export class RunEventLog {
   open(run: RunAddress, nextSeq: number, persist: boolean): RunEventWriter {
     const live = this.liveRun(run.runId);
     live.legRunning = true;
+    live.legStartSeq = nextSeq;
     return new RunEventWriter(
       run,
       nextSeq,
@@ -42,6 +43,7 @@ export class RunEventLog {
       this.logger,
       () => {
         live.legRunning = false;
+        live.changes += 1;
         live.emitter.emit("change");
         // Late local followers still find the tail for a moment; then the store (or the run) answers.
         setTimeout(() => {
@@ -65,11 +67,18 @@ export class RunEventLog {
     let delay = 50;
     while (!signal.aborted) {
       const live = this.live.get(run.runId);
+      const seen = live?.changes ?? 0;
       const local = live?.events.filter((event) => event.seq > last) ?? [];
+      // Caught up with a leg running here: that leg is the run's only writer, so the store holds nothing newer
+      // and a read would only delay the next event.
+      const caughtUpHere =
+        live?.legRunning === true && local.length === 0 && last >= live.legStartSeq - 1;
       const events =
         local.length > 0 && local[0]!.seq === last + 1
           ? local
-          : await this.store.read(run.tenantId, run.threadId, run.runId, last, 500);
+          : caughtUpHere
+            ? []
+            : await this.store.read(run.tenantId, run.threadId, run.runId, last, 500);
       for (const event of events) {
         yield event;
         last = event.seq;
@@ -85,6 +94,8 @@ export class RunEventLog {
         for (const event of tail.length > 0 ? tail : liveTail) yield event;
         return;
       }
+      // An event published during the awaits above found no listener: look again rather than wait for the next.
+      if ((this.live.get(run.runId)?.changes ?? 0) !== seen) continue;
       await this.changed(run.runId, live?.legRunning ? 1_000 : delay, signal);
       delay = Math.min(delay * 2, 1_000);
     }
@@ -110,7 +121,7 @@ export class RunEventLog {
     if (!live) {
       const emitter = new EventEmitter();
       emitter.setMaxListeners(0);
-      live = { events: [], legRunning: false, emitter };
+      live = { events: [], legRunning: false, legStartSeq: 0, changes: 0, emitter };
       this.live.set(runId, live);
     }
     return live;
@@ -121,6 +132,10 @@ interface LiveRun {
   /** What this process published of the run (its legs here). */
   events: RunEvent[];
   legRunning: boolean;
+  /** The first sequence number of the leg running here (earlier events came from earlier legs). */
+  legStartSeq: number;
+  /** Counts publications and leg ends, so a follower can tell whether it missed one while it awaited. */
+  changes: number;
   emitter: EventEmitter;
 }
 
@@ -149,6 +164,7 @@ export class RunEventWriter {
   emit(event: string, data: string): void {
     const entry: RunEvent = { seq: this.seq++, event, data };
     this.live.events.push(entry);
+    this.live.changes += 1;
     this.live.emitter.emit("change");
     if (!this.store || this.full) return;
     this.storedBytes += data.length + event.length;
