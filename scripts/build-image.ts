@@ -2,7 +2,8 @@
  * `npm run build:image`: writes `dist/image/`, exactly the tree the Dockerfile copies to the function's task root.
  * The Dockerfile runs this script and copies its output, nothing else, so testing this tree tests the image.
  *
- *   index.mjs, cleaner.mjs   the two handlers (CMD `index.handler`, `cleaner.handler`), each one bundled file
+ *   index.mjs, cleaner.mjs,  the handlers (CMD `index.handler`, `cleaner.handler`, `worker.handler`,
+ *   worker.mjs, stream.mjs   `stream.handler`), each one bundled file
  *   bootstrap.mjs            the ENTRYPOINT: hands CMD to the runtime interface client, then starts it
  *   ric/                     aws-lambda-ric: its single-file client and its native Runtime API addon
  *   *.LEGAL.txt, ric/LICENSE licenses of everything bundled

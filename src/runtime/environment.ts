@@ -56,4 +56,6 @@ export const IMAGE_HANDLERS = {
   cleaner: "cleaner.handler",
   /** Runs background runs, one leg per invocation (asynchronous invocations, and its failure queue). */
   worker: "worker.handler",
+  /** The whole API from a function URL in RESPONSE_STREAM mode: streamed runs, up to the function's timeout. */
+  stream: "stream.handler",
 } as const;

@@ -65,9 +65,15 @@ export function createFunctionUrlHandler(options: FunctionUrlOptions): Streaming
       headers: result.headers,
     });
     if (!result.stream) {
-      if (result.body !== undefined) {
-        body.write(result.isBase64Encoded ? Buffer.from(result.body, "base64") : result.body);
-      }
+      // Written even when empty (a 204): the runtime sends the status and headers just before the first write,
+      // so a stream ended without one reaches the function URL with no status at all.
+      body.write(
+        result.body === undefined
+          ? ""
+          : result.isBase64Encoded
+            ? Buffer.from(result.body, "base64")
+            : result.body,
+      );
       body.end();
       return;
     }
@@ -80,10 +86,14 @@ export function createFunctionUrlHandler(options: FunctionUrlOptions): Streaming
       gone = true;
       result.clientGone?.();
     });
+    let wrote = false;
     for await (const chunk of result.stream) {
       if (gone) break;
       body.write(chunk);
+      wrote = true;
     }
+    // As above: a stream that yielded nothing still owes the client its status and headers.
+    if (!wrote && !gone) body.write("");
     body.end();
   };
 }
