@@ -34,6 +34,8 @@ describe("function URL handler (response stream stand-in)", () => {
   });
 
   afterAll(async () => {
+    // jose fetches the key set over a keep-alive connection: end it, or close() waits for its timeout.
+    issuerServer.closeAllConnections();
     await new Promise((resolve) => issuerServer.close(resolve));
   });
 
