@@ -101,6 +101,17 @@ export function createHandler(options: HandlerOptions): ApiHandler {
       const body = ["POST", "PUT", "PATCH", "DELETE"].includes(matched.route.method)
         ? parseBody(event, maxBodyBytes, matched.route.arrayBody ? "array" : "object")
         : {};
+      // API Gateway gives up at 30 s whatever the function's timeout: stop before it does. A streaming
+      // transport has the function's own time (a stream route, in the dev server, up to 15 minutes).
+      const deadlineAt =
+        Date.now() +
+        (streaming
+          ? (lambdaContext?.getRemainingTimeInMillis?.() ??
+            (matched.route.streaming ? STREAMING_REMAINING_MS : defaultRemainingMs))
+          : Math.min(
+              lambdaContext?.getRemainingTimeInMillis?.() ?? defaultRemainingMs,
+              API_GATEWAY_TIMEOUT_MS,
+            ));
       const context: RouteContext = {
         engine,
         registry,
@@ -114,15 +125,11 @@ export function createHandler(options: HandlerOptions): ApiHandler {
         body,
         query: event.queryStringParameters ?? {},
         headers: event.headers ?? {},
-        // API Gateway gives up at 30 s whatever the function's timeout: stop before it does. A streaming
-        // transport has the function's own time (a stream route, in the dev server, up to 15 minutes).
-        remainingMs: streaming
-          ? (lambdaContext?.getRemainingTimeInMillis?.() ??
-            (matched.route.streaming ? STREAMING_REMAINING_MS : defaultRemainingMs))
-          : Math.min(
-              lambdaContext?.getRemainingTimeInMillis?.() ?? defaultRemainingMs,
-              API_GATEWAY_TIMEOUT_MS,
-            ),
+        // Time left as of each read: a route adds it to the clock after its own awaits (a run's leg deadline
+        // after creating the run), and a value taken once would move the deadline later by their time.
+        get remainingMs() {
+          return Math.max(0, deadlineAt - Date.now());
+        },
         log,
         requestId,
         logger,

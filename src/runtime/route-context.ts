@@ -34,7 +34,8 @@ export interface RouteContext {
   query: Record<string, string | undefined>;
   /** Request headers, names lowercase (API Gateway and function URLs give them so). */
   headers: Record<string, string | undefined>;
-  remainingMs: number;
+  /** Time left before the request's deadline, as of this read: read it where the time is used. */
+  readonly remainingMs: number;
   log: RequestLogFields;
   requestId: string;
   logger: Logger;
@@ -115,4 +116,12 @@ export function objectField(
     throw new HttpError(422, `Invalid ${field}: expected an object, got ${describe(value)}`);
   }
   return value as Record<string, unknown>;
+}
+
+/** The same request with another body (one item of a batch), its deadline still counting down. */
+export function withBody(context: RouteContext, body: Record<string, unknown>): RouteContext {
+  return Object.create(Object.getPrototypeOf(context) as object, {
+    ...Object.getOwnPropertyDescriptors(context),
+    body: { value: body, enumerable: true },
+  }) as RouteContext;
 }

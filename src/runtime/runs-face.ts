@@ -14,7 +14,13 @@ import {
   type RunRecord,
 } from "../shared/runs";
 import { HttpError, json, noContent, type HttpResult } from "./http";
-import { integerField, threadIdFrom, type RouteContext, type RouteHandler } from "./route-context";
+import {
+  integerField,
+  threadIdFrom,
+  withBody,
+  type RouteContext,
+  type RouteHandler,
+} from "./route-context";
 import { optionalEnum, parseRunBody, type RunBody } from "./run-body";
 import { runJson } from "./run-json";
 import type { JoinResult, RunManager } from "./run-manager";
@@ -73,7 +79,7 @@ export const createRunBatch: RouteHandler = async (context) => {
   for (const body of bodies) await runAssistant(context, body.assistant_id);
   const runs: RunRecord[] = [];
   for (const body of bodies) {
-    runs.push((await startRun({ ...context, body }, randomUUID(), true, false)).run);
+    runs.push((await startRun(withBody(context, body), randomUUID(), true, false)).run);
   }
   return json(200, runs.map(runJson));
 };
