@@ -1,0 +1,486 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync, existsSync, rmSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { Client } from "@langchain/langgraph-sdk";
+import { createBearerVerifier, loadDevKeys, signDevToken, type DevKeys } from "../../src/dev/auth";
+import { RUN_JOB_KIND } from "../../src/runtime/dispatchers";
+import { IMAGE_HANDLERS } from "../../src/runtime/environment";
+import {
+  createLocalClient,
+  createTestTable,
+  deleteTestTable,
+  localEndpoint,
+} from "../support/dynamodb";
+import { LONG_RUN_CONFIG, readJournal, type LongValues } from "../runtime/fixtures/long-graph";
+import {
+  LambdaFunctionStandIn,
+  LambdaInvokeApiStandIn,
+  type FunctionOutcome,
+} from "./lambda-invoke-stand-in";
+import { imageNodeBinary, missingImageNode } from "./ric-process";
+import { bundleGraphModule, prepareTaskRoot, type TaskRoot } from "./task-root";
+
+/**
+ * Background runs on the image, end to end, with the official SDK Client unchanged: the built image tree run by
+ * aws-lambda-ric on Node 22 twice, as the API function (`index.handler`) and as the worker (`worker.handler`),
+ * on DynamoDB Local. What has no local engine is stood in for, and named so: API Gateway's HTTP API (JWT
+ * authorizer, payload 2.0, 30 s), the Lambda Invoke API the API function hands jobs to, and each function's
+ * Runtime API.
+ */
+const node = imageNodeBinary();
+if (!node) console.log(`SKIP: background image end-to-end tests: ${missingImageNode()}`);
+const describeWithImageNode = node ? describe : describe.skip;
+
+const WORKER = "memory-table-worker";
+const TENANT = "acme";
+/** API Gateway's integration limit, and the API function's timeout the module sets under it. */
+const API_GATEWAY_TIMEOUT_MS = 30_000;
+const API_FUNCTION_TIMEOUT_MS = 29_000;
+
+describeWithImageNode(
+  "background runs on the image: SDK Client → API Gateway stand-in → index.handler → Lambda Invoke API stand-in → worker.handler (ric on Node 22 behind Runtime API stand-ins, DynamoDB Local)",
+  () => {
+    let buildDir: string;
+    let taskRoot: TaskRoot;
+    let keyDir: string;
+    let keys: DevKeys;
+    let dynamodb: DynamoDBClient;
+    let tableName: string;
+
+    beforeAll(async () => {
+      // A build folder of its own: other image tests build the default one, maybe at the same time.
+      buildDir = mkdtempSync(join(tmpdir(), "memory-table-image-build-"));
+      taskRoot = await prepareTaskRoot(join(buildDir, "image"));
+      await bundleGraphModule(
+        join(__dirname, "fixtures", "long-graph-module.ts"),
+        taskRoot.dir,
+        "graphs/long-graph.mjs",
+      );
+      keyDir = mkdtempSync(join(tmpdir(), "memory-table-keys-"));
+      keys = await loadDevKeys(keyDir);
+      dynamodb = createLocalClient();
+      tableName = await createTestTable(dynamodb, "memory-table-background");
+    }, 120_000);
+
+    afterAll(async () => {
+      if (tableName) await deleteTestTable(dynamodb, tableName);
+      dynamodb?.destroy();
+      taskRoot?.remove();
+      for (const dir of [buildDir, keyDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** The two functions of one deployment, the stand-ins between them, and the journal of its graph's steps. */
+    interface Deployment {
+      api: LambdaFunctionStandIn;
+      worker: LambdaFunctionStandIn;
+      invokeApi: LambdaInvokeApiStandIn;
+      gatewayUrl: string;
+      client(tenantId: string): Promise<Client>;
+      journal(): ReturnType<typeof readJournal>;
+      /** Both functions' output, for a failure's message. */
+      output(): string;
+      stop(): Promise<void>;
+    }
+
+    async function deploy(options: {
+      apiTimeoutMs: number;
+      workerTimeoutMs: number;
+    }): Promise<Deployment> {
+      const dir = mkdtempSync(join(tmpdir(), "memory-table-background-"));
+      const journalPath = join(dir, "journal.log");
+      const invokeApi = await LambdaInvokeApiStandIn.start();
+      const env = {
+        TABLE_NAME: tableName,
+        DYNAMODB_ENDPOINT: localEndpoint(),
+        GRAPH_MODULE: "graphs/long-graph.mjs",
+        LONG_GRAPH_JOURNAL: journalPath,
+        LOG_LEVEL: "warn",
+        // What the module gives both functions: the worker's name (the worker's own, for its next legs).
+        WORKER_FUNCTION_NAME: WORKER,
+        // The AWS SDK's service-specific endpoint: the image's LambdaClient reaches the stand-in through it.
+        AWS_ENDPOINT_URL_LAMBDA: invokeApi.endpoint,
+      };
+      const api = new LambdaFunctionStandIn({
+        name: "memory-table-api",
+        node: node!,
+        taskRoot: taskRoot.dir,
+        handler: IMAGE_HANDLERS.api,
+        env,
+        timeoutMs: options.apiTimeoutMs,
+      });
+      const worker = new LambdaFunctionStandIn({
+        name: WORKER,
+        node: node!,
+        taskRoot: taskRoot.dir,
+        handler: IMAGE_HANDLERS.worker,
+        env,
+        timeoutMs: options.workerTimeoutMs,
+      });
+      invokeApi.serve(worker);
+      const gateway = await startApiGatewayStandIn(api, keys);
+      return {
+        api,
+        worker,
+        invokeApi,
+        gatewayUrl: gateway.url,
+        async client(tenantId) {
+          return new Client({
+            apiUrl: gateway.url,
+            apiKey: null,
+            defaultHeaders: {
+              Authorization: `Bearer ${await signDevToken(keys, { tenantId })}`,
+            },
+            // No retries: a failed request is the test's failure, not something the SDK papers over.
+            callerOptions: { maxRetries: 0 },
+          });
+        },
+        journal: () =>
+          existsSync(journalPath) ? readJournal(readFileSync(journalPath, "utf8")) : [],
+        output: () => `${api.output()}\n${worker.output()}`,
+        async stop() {
+          await gateway.close();
+          await invokeApi.stop();
+          await Promise.all([api.stop(), worker.stop()]);
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    }
+
+    /** Runs `test` on a fresh deployment; on failure, the functions' output joins the error. */
+    async function withDeployment(
+      options: Parameters<typeof deploy>[0],
+      test: (deployment: Deployment) => Promise<void>,
+    ): Promise<void> {
+      const deployment = await deploy(options);
+      try {
+        await test(deployment);
+      } catch (error) {
+        (error as Error).message += `\n\nfunction output:\n${deployment.output()}`;
+        throw error;
+      } finally {
+        await deployment.stop();
+      }
+    }
+
+    // Concurrent: each test has its own functions and stand-ins, and the long ones mostly wait.
+    it.concurrent(
+      "runs.create + runs.join: the API function sends the job through the Lambda Invoke API stand-in (Event) and the worker runs it",
+      () =>
+        withDeployment(
+          { apiTimeoutMs: API_FUNCTION_TIMEOUT_MS, workerTimeoutMs: 60_000 },
+          async (deployment) => {
+            const client = await deployment.client(TENANT);
+            const thread = await client.threads.create();
+            const run = await client.runs.create(thread.thread_id, "agent", {
+              input: { steps: 3, stepMs: 200 },
+              config: LONG_RUN_CONFIG,
+            });
+            expect(run.status).toBe("pending");
+            const values = (await client.runs.join(
+              thread.thread_id,
+              run.run_id,
+            )) as unknown as LongValues;
+            expect(values).toEqual({ steps: 3, stepMs: 200, done: [1, 2, 3] });
+            expect(await client.runs.get(thread.thread_id, run.run_id)).toMatchObject({
+              status: "success",
+            });
+
+            await deployment.invokeApi.drain();
+            // One asynchronous invocation of the worker, with the thread's job, run to its end by the worker.
+            expect(deployment.invokeApi.requests).toEqual([
+              {
+                functionName: WORKER,
+                invocationType: "Event",
+                payload: { kind: RUN_JOB_KIND, tenantId: TENANT, threadId: thread.thread_id },
+                outcome: workerDone,
+              },
+            ]);
+            expect(deployment.worker.invocations).toHaveLength(1);
+            // Every step ran in the worker's process, none in the API function's.
+            const journal = deployment.journal();
+            expect(journal.filter(({ event }) => event === "end").map(({ step }) => step)).toEqual([
+              1, 2, 3,
+            ]);
+            expect(new Set(journal.map(({ pid }) => pid))).toEqual(
+              new Set([deployment.worker.invocations[0]!.pid]),
+            );
+            expect(deployment.api.pids).not.toContain(deployment.worker.invocations[0]!.pid);
+          },
+        ),
+      60_000,
+    );
+
+    it.concurrent(
+      "runs.wait past the API function's 10 s deadline: its first leg hands over through the Lambda Invoke API stand-in and the worker completes the run, each step once",
+      () =>
+        withDeployment(
+          // A 10 s invocation deadline, less the default 3 s margin and the 2 s the answer keeps: a 5 s leg.
+          { apiTimeoutMs: 10_000, workerTimeoutMs: 60_000 },
+          async (deployment) => {
+            const steps = 10;
+            const all = Array.from({ length: steps }, (_, index) => index + 1);
+            const client = await deployment.client(TENANT);
+            const thread = await client.threads.create();
+            // The SDK raises the answer's TimeoutError: the run goes on in the background.
+            const waited = await client.runs
+              .wait(thread.thread_id, "agent", {
+                input: { steps, stepMs: 1_000 },
+                config: LONG_RUN_CONFIG,
+              })
+              .then(
+                () => undefined,
+                (error: unknown) => error as Error,
+              );
+            const [run] = await client.runs.list(thread.thread_id);
+            expect(waited?.message).toBe(
+              `TimeoutError: Run ${run!.run_id} continues in the background: join it (GET /threads/${thread.thread_id}/runs/${run!.run_id}/join)`,
+            );
+            // The API function answered before its deadline (Lambda did not have to end it).
+            const waitInvocation = deployment.api.invocations.find(({ event }) =>
+              (event as { rawPath?: string }).rawPath?.endsWith("/runs/wait"),
+            );
+            expect(waitInvocation?.outcome).toMatchObject({ kind: "response" });
+            expect(waitInvocation!.ended! - waitInvocation!.started).toBeLessThan(10_000);
+            const { values, timeouts } = await joinUntilDone(client, thread.thread_id, run!.run_id);
+            expect(values).toEqual({ steps, stepMs: 1_000, done: all });
+            expect(timeouts).toBeGreaterThan(0);
+            expect(await client.runs.get(thread.thread_id, run!.run_id)).toMatchObject({
+              status: "success",
+            });
+
+            await deployment.invokeApi.drain();
+            // The API function's leg handed the run itself over (its run id), once.
+            expect(deployment.invokeApi.requests).toEqual([
+              {
+                functionName: WORKER,
+                invocationType: "Event",
+                payload: {
+                  kind: RUN_JOB_KIND,
+                  tenantId: TENANT,
+                  threadId: thread.thread_id,
+                  runId: run!.run_id,
+                },
+                outcome: workerDone,
+              },
+            ]);
+            const workerPids = new Set(deployment.worker.pids);
+            const apiPids = new Set(deployment.api.pids);
+            const ends = deployment.journal().filter(({ event }) => event === "end");
+            // Each step ended once: the first ones in the API function, the rest in the worker.
+            expect(ends.map(({ step }) => step)).toEqual(all);
+            const inApi = ends.filter(({ pid }) => apiPids.has(pid)).length;
+            expect(inApi).toBeGreaterThan(0);
+            expect(inApi).toBeLessThan(steps);
+            expect(ends.slice(0, inApi).every(({ pid }) => apiPids.has(pid))).toBe(true);
+            expect(ends.slice(inApi).every(({ pid }) => workerPids.has(pid))).toBe(true);
+          },
+        ),
+      60_000,
+    );
+
+    it.concurrent(
+      "a 45 s run (longer than API Gateway's 30 s and than one worker leg) completes through runs.create + runs.join, over two worker legs, each step once",
+      () =>
+        withDeployment(
+          // A 45 s worker timeout gives legs of 35 s (the worker keeps 10 s to hand over): the run needs two.
+          { apiTimeoutMs: API_FUNCTION_TIMEOUT_MS, workerTimeoutMs: 45_000 },
+          async (deployment) => {
+            const client = await deployment.client(TENANT);
+            const thread = await client.threads.create();
+            const steps = 45;
+            const started = Date.now();
+            const run = await client.runs.create(thread.thread_id, "agent", {
+              input: { steps, stepMs: 1_000 },
+              config: LONG_RUN_CONFIG,
+            });
+            const { values, timeouts } = await joinUntilDone(client, thread.thread_id, run.run_id);
+            const elapsed = Date.now() - started;
+            const all = Array.from({ length: steps }, (_, index) => index + 1);
+            expect(values).toEqual({ steps, stepMs: 1_000, done: all });
+            expect(elapsed).toBeGreaterThan(45_000);
+            // Each join waited until API Gateway's limit was near, answered 408, and was sent again.
+            expect(timeouts).toBeGreaterThan(0);
+            expect(await client.runs.get(thread.thread_id, run.run_id)).toMatchObject({
+              status: "success",
+            });
+            expect(await client.threads.get(thread.thread_id)).toMatchObject({ status: "idle" });
+
+            await deployment.invokeApi.drain();
+            // The thread's job, then the run's next legs, handed over by the worker to itself.
+            const legs = deployment.worker.invocations;
+            expect(legs.length).toBeGreaterThanOrEqual(2);
+            expect(deployment.invokeApi.requests.map(({ payload }) => payload)).toEqual([
+              { kind: RUN_JOB_KIND, tenantId: TENANT, threadId: thread.thread_id },
+              ...legs.slice(1).map(() => ({
+                kind: RUN_JOB_KIND,
+                tenantId: TENANT,
+                threadId: thread.thread_id,
+                runId: run.run_id,
+              })),
+            ]);
+            for (const { outcome } of deployment.invokeApi.requests) {
+              expect(outcome).toEqual(workerDone);
+            }
+            // Each step ended once; every leg did part of the work, and ended before its deadline.
+            const ends = deployment.journal().filter(({ event }) => event === "end");
+            expect(ends.map(({ step }) => step)).toEqual(all);
+            for (const leg of legs) {
+              expect(ends.some(({ pid }) => pid === leg.pid)).toBe(true);
+              expect(leg.ended! - leg.started).toBeLessThan(45_000);
+            }
+          },
+        ),
+      120_000,
+    );
+  },
+);
+
+/** A worker invocation that ran its job: the worker's answer to Lambda. */
+const workerDone: FunctionOutcome = {
+  kind: "response",
+  requestId: expect.any(String) as string,
+  body: { jobs: 1, batchItemFailures: [] },
+};
+
+/**
+ * Joins until the run ends: behind API Gateway a join waits at most until its limit is near, answers 408 (the SDK
+ * raises it, and does not re-send it: the client joins again), and the run goes on meanwhile.
+ */
+async function joinUntilDone(
+  client: Client,
+  threadId: string,
+  runId: string,
+): Promise<{ values: unknown; timeouts: number }> {
+  let timeouts = 0;
+  for (;;) {
+    try {
+      return { values: await client.runs.join(threadId, runId), timeouts };
+    } catch (error) {
+      if ((error as { status?: unknown }).status !== 408 || timeouts >= 20) throw error;
+      timeouts += 1;
+    }
+  }
+}
+
+/**
+ * API Gateway's HTTP API in front of the API function, on 127.0.0.1: the JWT authorizer (dev keys: a token
+ * signed by them passes, anything else is 401 and the function never runs), each request as a payload 2.0 event
+ * carrying the verified claims, and the integration's 30 s limit (504).
+ */
+async function startApiGatewayStandIn(
+  fn: LambdaFunctionStandIn,
+  keys: DevKeys,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const verify = createBearerVerifier(keys);
+  const server: Server = createServer((request, response) => {
+    void (async () => {
+      const claims = await verify(request.headers.authorization);
+      if (!claims) {
+        response.writeHead(401, { "content-type": "application/json" });
+        response.end(JSON.stringify({ message: "Unauthorized" }));
+        return;
+      }
+      const body = await readBody(request);
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise<"limit">((resolve) => {
+        timer = setTimeout(() => resolve("limit"), API_GATEWAY_TIMEOUT_MS);
+      });
+      const outcome = await Promise.race([fn.invoke(httpEvent(request, body, claims)), limit]);
+      clearTimeout(timer);
+      if (outcome === "limit" || outcome.kind !== "response") {
+        const status = outcome === "limit" || outcome.kind === "timeout" ? 504 : 500;
+        response.writeHead(status, { "content-type": "application/json" });
+        response.end(
+          JSON.stringify({
+            message: status === 504 ? "Service Unavailable" : "Internal Server Error",
+          }),
+        );
+        return;
+      }
+      const result = outcome.body as {
+        statusCode: number;
+        headers?: Record<string, string>;
+        body?: string;
+        isBase64Encoded?: boolean;
+      };
+      response.writeHead(result.statusCode, result.headers ?? {});
+      response.end(
+        result.body === undefined
+          ? undefined
+          : Buffer.from(result.body, result.isBase64Encoded ? "base64" : "utf8"),
+      );
+    })().catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(500).end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A payload 2.0 event as API Gateway's HTTP API hands it to the function behind its JWT authorizer. */
+function httpEvent(
+  request: IncomingMessage,
+  body: string,
+  claims: Record<string, unknown>,
+): Record<string, unknown> {
+  const url = new URL(request.url ?? "/", "http://localhost");
+  const query: Record<string, string> = {};
+  url.searchParams.forEach((value, name) => {
+    query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
+  });
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(",") : value;
+  }
+  const now = Date.now();
+  const method = request.method ?? "GET";
+  return {
+    version: "2.0",
+    routeKey: "$default",
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
+    ...(body.length > 0 ? { body } : {}),
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: "123456789012",
+      apiId: "local",
+      domainName: "local.execute-api.us-east-1.amazonaws.com",
+      domainPrefix: "local",
+      http: {
+        method,
+        path: url.pathname,
+        protocol: "HTTP/1.1",
+        sourceIp: "127.0.0.1",
+        userAgent: headers["user-agent"] ?? "",
+      },
+      requestId: randomUUID(),
+      routeKey: "$default",
+      stage: "$default",
+      time: new Date(now).toUTCString(),
+      timeEpoch: now,
+      authorizer: { jwt: { claims, scopes: null } },
+    },
+  };
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    request.on("error", reject);
+  });
+}
