@@ -4,11 +4,14 @@
  */
 import { startDynamoDBLocal } from "../test/support/dynamodb-local";
 import type { BenchContext, BenchSection } from "./context";
+import devServer from "./dev-server";
 import dynamodb from "./dynamodb";
 import handler from "./handler";
 import image from "./image";
 import memory from "./memory";
+import runs from "./runs";
 import store from "./store";
+import stream from "./stream";
 import synth from "./synth";
 
 // One line per section; `npm run bench -- <name>` runs only the named ones.
@@ -17,6 +20,9 @@ const SECTIONS: Array<{ name: string; run: BenchSection }> = [
   { name: "memory", run: memory },
   { name: "store", run: store },
   { name: "handler", run: handler },
+  { name: "dev-server", run: devServer },
+  { name: "runs", run: runs },
+  { name: "stream", run: stream },
   { name: "image", run: image },
   { name: "synth", run: synth },
 ];
