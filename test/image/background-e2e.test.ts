@@ -167,6 +167,38 @@ describeWithImageNode(
     }
 
     // Concurrent: each test has its own functions and stand-ins, and the long ones mostly wait.
+    it.concurrent("serves the SDK's client.store from the image, each tenant's items its own", () =>
+      withDeployment(
+        { apiTimeoutMs: API_FUNCTION_TIMEOUT_MS, workerTimeoutMs: 60_000 },
+        async (deployment) => {
+          const alice = await deployment.client("store-alice");
+          const bob = await deployment.client("store-bob");
+          const namespace = ["preferences", "user-1"];
+          await alice.store.putItem(namespace, "tone", { tone: "brief" });
+          expect((await alice.store.getItem(namespace, "tone"))?.value).toEqual({ tone: "brief" });
+          const found = await alice.store.searchItems(["preferences"], {
+            filter: { tone: "brief" },
+          });
+          expect(found.items.map((item) => [item.namespace, item.key])).toEqual([
+            [namespace, "tone"],
+          ]);
+          expect(
+            (await alice.store.listNamespaces({ prefix: ["preferences"] })).namespaces,
+          ).toEqual([namespace]);
+
+          // The same namespace and key under another tenant: nothing to see, and a delete removes nothing.
+          expect(await bob.store.getItem(namespace, "tone")).toBeNull();
+          expect((await bob.store.searchItems(["preferences"])).items).toEqual([]);
+          expect((await bob.store.listNamespaces()).namespaces).toEqual([]);
+          await bob.store.deleteItem(namespace, "tone");
+          expect((await alice.store.getItem(namespace, "tone"))?.value).toEqual({ tone: "brief" });
+
+          await alice.store.deleteItem(namespace, "tone");
+          expect(await alice.store.getItem(namespace, "tone")).toBeNull();
+        },
+      ),
+    );
+
     it.concurrent(
       "runs.create + runs.join: the API function sends the job through the Lambda Invoke API stand-in (Event) and the worker runs it",
       () =>
