@@ -7,6 +7,7 @@ export {
   Fn,
   Op,
   TerraformElement,
+  TerraformIterator,
   TerraformLocal,
   TerraformOutput,
   TerraformStack,
@@ -14,5 +15,5 @@ export {
   Testing,
   Token,
 } from "cdktf";
-export type { IResolvable, ITerraformDependable } from "cdktf";
+export type { IResolvable, ITerraformDependable, TerraformResource } from "cdktf";
 export { propertyAccess } from "cdktf/lib/tfExpression";

@@ -1,5 +1,7 @@
 import { Construct, Node } from "constructs";
 import {
+  Fn,
+  propertyAccess,
   TerraformElement,
   TerraformOutput,
   TerraformStack,
@@ -7,22 +9,51 @@ import {
   Token,
 } from "./cdktf";
 import { AwsProvider } from "@cdktf/provider-aws/lib/provider";
+import { ALARM_THRESHOLDS, type AlarmThresholds } from "./construct/alarms";
+import { attributeOf } from "./construct/expressions";
 import { MemoryTable } from "./construct/memory-table";
 import { DEFAULTS } from "./construct/props";
 import { LOG_LEVELS } from "../src/shared/defaults";
 import {
+  ACTION_PATTERN,
+  ALIAS_NAME_PATTERN,
   Architecture,
+  ASYNC_EVENT_AGE_SECONDS,
+  ASYNC_RETRY_ATTEMPTS,
   ARCHITECTURES,
+  AUTH_ENVIRONMENT_NAMES,
+  AUTH_ENVIRONMENT_RULE,
   CORS_ORIGIN_PATTERN,
+  ENVIRONMENT_NAME_PATTERN,
+  ENVIRONMENT_SECRET_RULE,
+  GraphPolicyStatement,
   IMAGE_URI_PATTERN,
+  KMS_KEY_ARN_PATTERN,
   LOG_RETENTION_DAYS,
   MAX_API_TIMEOUT_SECONDS,
+  MAX_RUN_LEGS,
+  MEMORY_SIZE_MB,
+  MODULE_ENVIRONMENT_NAMES,
   NAME_PATTERN,
-  SECRET_NAME_PATTERN,
+  PARAMETER_ARN_PATTERN,
+  POLICY_ARN_PATTERN,
+  RESERVED_NAME_PATTERN,
+  SECRET_ARN_PATTERN,
+  SECRET_NAME_PATTERNS,
+  SECRET_VALUE_PATTERN,
+  SNS_TOPIC_ARN_PATTERN,
+  STATEMENT_ID_PATTERN,
+  STREAM_TIMEOUT_SECONDS,
+  WEBHOOK_HOST_PATTERN,
+  WORKER_TIMEOUT_SECONDS,
 } from "./construct/rules";
 
-/** Providers the module accepts: the bindings are generated for 5.100.0, and 6.x changed resource schemas. */
-export const AWS_PROVIDER_CONSTRAINT = ">= 5.100.0, < 6.0.0";
+/**
+ * Providers the module accepts: it plans and tests on 5.100.0 (the bindings' version), and every resource,
+ * data source and argument it uses is unchanged by the 6.0 upgrade guide (data.aws_region is read by `id`, which
+ * 6.x keeps, not by the deprecated `name`).
+ */
+export const AWS_PROVIDER_CONSTRAINT = ">= 5.100.0, < 7.0.0";
 /** Cross-variable validations need Terraform 1.9. */
 export const TERRAFORM_CONSTRAINT = ">= 1.9.0";
 
@@ -37,6 +68,23 @@ interface VariableSpec {
 /** An HCL string literal (the patterns are shared with the construct's TypeScript checks). */
 const hcl = (value: string): string => JSON.stringify(value);
 
+/** `var` is a whole number within `range`. */
+const wholeNumberIn = (variable: string, range: { min: number; max?: number }): string =>
+  [
+    `${variable} >= ${range.min}`,
+    ...(range.max === undefined ? [] : [`${variable} <= ${range.max}`]),
+    `floor(${variable}) == ${variable}`,
+  ].join(" && ");
+
+/** The entries of var.webhook_allowed_hosts the runtime would refuse. */
+const REFUSED_WEBHOOK_HOSTS = `[for host in var.webhook_allowed_hosts : host if !can(regex(${hcl(WEBHOOK_HOST_PATTERN)}, host))]`;
+
+/** The names of var.environment the secret guard refuses (by name, or by a credential value). */
+const SECRET_ENVIRONMENT = `[for name, value in var.environment : name if can(regex(${hcl(SECRET_NAME_PATTERNS.snake)}, name)) || can(regex(${hcl(SECRET_NAME_PATTERNS.camel)}, name)) || can(regex(${hcl(SECRET_VALUE_PATTERN)}, value))]`;
+
+/** The names of var.environment that only the module sets (JWT_ISSUER, JWT_AUDIENCE). */
+const AUTH_ENVIRONMENT = `[for name in keys(var.environment) : name if contains(${JSON.stringify(AUTH_ENVIRONMENT_NAMES)}, name)]`;
+
 /**
  * The CDKTF stack behind the HCL module `modules/memory-table`: terraform-aws-modules style variables mapped to
  * the construct's props, outputs for what it created, and none of what stops a stack from being a module
@@ -44,12 +92,13 @@ const hcl = (value: string): string => JSON.stringify(value);
  */
 export class ModuleStack extends TerraformStack {
   readonly memoryTable: MemoryTable;
+  private readonly variables: Record<keyof typeof VARIABLES, TerraformVariable>;
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
     // Kept for CDKTF's synth validation only; removed below so consumers can use for_each/count.
     new AwsProvider(this, "aws");
-    const v = this.declareVariables();
+    const v = (this.variables = this.declareVariables());
 
     this.memoryTable = new MemoryTable(this, MEMORY_TABLE_ID, {
       name: v.name.stringValue,
@@ -60,7 +109,47 @@ export class ModuleStack extends TerraformStack {
       memorySize: v.memory_size.numberValue,
       timeout: v.timeout.numberValue,
       reservedConcurrentExecutions: v.reserved_concurrent_executions.numberValue,
+      workerTimeout: v.worker_timeout.numberValue,
+      // null: the API function's memory.
+      workerMemorySize: Token.asNumber(
+        Fn.coalesce([v.worker_memory_size.value, v.memory_size.value]),
+      ),
+      workerReservedConcurrentExecutions: v.worker_reserved_concurrent_executions.numberValue,
+      workerMaximumRetryAttempts: v.worker_maximum_retry_attempts.numberValue,
+      workerMaximumEventAgeInSeconds: v.worker_maximum_event_age_in_seconds.numberValue,
+      maxRunLegs: v.max_run_legs.numberValue,
+      createStreamFunction: v.create_stream_function.value,
+      streamTimeout: v.stream_timeout.numberValue,
+      // null: the API function's memory, and its CORS origins.
+      streamMemorySize: Token.asNumber(
+        Fn.coalesce([v.stream_memory_size.value, v.memory_size.value]),
+      ),
+      streamReservedConcurrentExecutions: v.stream_reserved_concurrent_executions.numberValue,
+      streamCorsAllowOrigins: Token.asList(
+        Fn.coalesce([v.stream_cors_allow_origins.value, v.cors_allow_origins.value]),
+      ),
+      webhookAllowedHosts: v.webhook_allowed_hosts.listValue,
       environment: Token.asStringMap(v.environment.value),
+      secrets: Token.asStringMap(v.secrets.value),
+      secretsKmsKeyArns: v.secrets_kms_key_arns.listValue,
+      graphPolicyStatements: v.graph_policy_statements.value as Record<
+        string,
+        GraphPolicyStatement
+      >,
+      graphPolicyArns: Token.asStringMap(v.graph_policy_arns.value),
+      attachTenantRoleAssumePolicy: v.attach_tenant_role_assume_policy.value,
+      publish: v.publish.value,
+      aliasName: v.alias_name.stringValue,
+      provisionedConcurrentExecutions: v.provisioned_concurrent_executions.numberValue,
+      createAlarms: v.create_alarms.value,
+      createAlarmTopic: v.create_alarm_topic.value,
+      alarmSnsTopicArn: v.alarm_sns_topic_arn.stringValue,
+      alarmThresholds: Object.fromEntries(
+        Object.entries(ALARM_THRESHOLDS).map(([key, spec]) => [
+          key,
+          Token.asNumber(propertyAccess(v.alarm_thresholds.value, [spec.variable])),
+        ]),
+      ) as AlarmThresholds,
       tenantClaim: v.tenant_claim.stringValue,
       logLevel: v.log_level.stringValue,
       deadlineMarginMs: v.deadline_margin_ms.numberValue,
@@ -92,6 +181,7 @@ export class ModuleStack extends TerraformStack {
       kmsKeyTags: Token.asStringMap(v.kms_key_tags.value),
       roleTags: Token.asStringMap(v.role_tags.value),
       ecrTags: Token.asStringMap(v.ecr_tags.value),
+      alarmTags: Token.asStringMap(v.alarm_tags.value),
     });
     this.declareOutputs();
 
@@ -132,7 +222,20 @@ export class ModuleStack extends TerraformStack {
   private declareOutputs(): void {
     const m = this.memoryTable;
     const table = m.table.table;
-    const outputs: Record<string, [string, string]> = {
+    const api = m.httpApi;
+    const version = m.apiVersion;
+    // The stream function's alarms only with it: without, their ARNs would be nulls in the map.
+    const alarmArns = (stream: boolean) =>
+      Object.fromEntries(
+        Object.entries(m.alarms.alarms)
+          .filter(([id]) => id.startsWith("stream_function_") === stream)
+          .map(([id, alarm]) => [id, attributeOf(alarm, "arn")]),
+      );
+    const alarms = Fn.merge([
+      alarmArns(false),
+      Fn.conditional(this.variables.create_stream_function.value, alarmArns(true), {}),
+    ]);
+    const outputs: Record<string, [unknown, string]> = {
       dynamodb_table_name: [table.name, "Name of the checkpoint table"],
       dynamodb_table_arn: [table.arn, "ARN of the checkpoint table"],
       dynamodb_table_stream_arn: [
@@ -141,43 +244,134 @@ export class ModuleStack extends TerraformStack {
       ],
       lambda_function_name: [m.apiFunction.functionName, "Name of the API function"],
       lambda_function_arn: [m.apiFunction.arn, "ARN of the API function"],
+      lambda_function_invoke_arn: [
+        m.apiFunction.invokeArn,
+        "Invoke ARN of the API function's $LATEST (the API invokes lambda_alias_invoke_arn with publish)",
+      ],
+      lambda_function_qualified_arn: [
+        m.apiFunction.qualifiedArn,
+        "ARN of the API function with its version",
+      ],
+      lambda_function_version: [
+        m.apiFunction.version,
+        "Latest published version of the API function ($LATEST without publish)",
+      ],
+      lambda_alias_name: [version.aliasName, "Alias the API invokes (null without publish)"],
+      lambda_alias_arn: [version.aliasArn, "ARN of the alias (null without publish)"],
+      lambda_alias_invoke_arn: [
+        attributeOf(version.alias, "invoke_arn"),
+        "Invoke ARN of the alias (null without publish)",
+      ],
       cleaner_function_name: [
         m.cleanerFunction.functionName,
         "Name of the expired-thread cleaner function",
       ],
       cleaner_function_arn: [m.cleanerFunction.arn, "ARN of the expired-thread cleaner function"],
+      cleaner_event_source_mapping_uuid: [
+        m.cleanerTrigger.uuid,
+        "UUID of the stream's event source mapping that feeds the cleaner",
+      ],
+      worker_function_name: [
+        m.worker.function.functionName,
+        "Name of the background-run worker function (the API function's WORKER_FUNCTION_NAME)",
+      ],
+      worker_function_arn: [m.worker.function.arn, "ARN of the background-run worker function"],
+      worker_role_name: [m.worker.role.role.name, "Name of the worker's execution role"],
+      worker_role_arn: [m.worker.role.role.arn, "ARN of the worker's execution role"],
+      worker_log_group_name: [m.logGroups.worker.name, "Log group of the worker function"],
+      worker_log_group_arn: [m.logGroups.worker.arn, "ARN of the worker's log group"],
+      worker_failure_queue_name: [
+        m.worker.failureQueue.name,
+        "Name of the worker's failure queue: the jobs Lambda gave up on, which the worker records as failed runs",
+      ],
+      worker_failure_queue_arn: [m.worker.failureQueue.arn, "ARN of the worker's failure queue"],
+      worker_failure_queue_url: [m.worker.failureQueue.url, "URL of the worker's failure queue"],
+      stream_url: [
+        m.stream.functionUrl,
+        "URL of the stream function's function URL (https://<id>.lambda-url.<region>.on.aws/): the whole API with streamed Server-Sent Events and runs up to stream_timeout, for the LangGraph SDK's apiUrl (null without create_stream_function)",
+      ],
+      stream_function_name: [
+        m.stream.functionName,
+        "Name of the stream function (null without create_stream_function)",
+      ],
+      stream_function_arn: [
+        m.stream.functionArn,
+        "ARN of the stream function (null without create_stream_function)",
+      ],
+      stream_role_name: [
+        m.stream.role.roleName,
+        "Name of the stream function's execution role (null without create_stream_function)",
+      ],
+      stream_role_arn: [
+        m.stream.role.roleArn,
+        "ARN of the stream function's execution role (null without create_stream_function)",
+      ],
+      stream_log_group_name: [
+        attributeOf(m.logGroups.stream, "name"),
+        "Log group of the stream function (null without create_stream_function)",
+      ],
+      stream_log_group_arn: [
+        attributeOf(m.logGroups.stream, "arn"),
+        "ARN of the stream function's log group (null without create_stream_function)",
+      ],
       lambda_role_name: [m.functionRole.role.name, "Name of the API function's execution role"],
       lambda_role_arn: [m.functionRole.role.arn, "ARN of the API function's execution role"],
+      cleaner_role_name: [m.cleanerRole.role.name, "Name of the cleaner's execution role"],
       cleaner_role_arn: [m.cleanerRole.role.arn, "ARN of the cleaner's execution role"],
       tenant_role_arn: [
         m.tenantRole.roleArn,
         "ARN of the role for tenant-scoped credentials (null unless create_tenant_role; the bundled handler does not assume it)",
       ],
       kms_key_arn: [m.kmsKeyArn, "ARN of the KMS key every resource is encrypted with"],
+      kms_key_id: [
+        Fn.element(Fn.split("/", m.kmsKeyArn), 1),
+        "ID of the KMS key every resource is encrypted with",
+      ],
       kms_key_alias: [
         m.key.aliasName,
         "Alias of the created KMS key (null when kms_key_arn is brought)",
       ],
-      api_id: [m.httpApi.api.id, "ID of the HTTP API"],
-      api_endpoint: [m.httpApi.api.apiEndpoint, "Endpoint of the HTTP API"],
-      api_execution_arn: [m.httpApi.api.executionArn, "Execution ARN of the HTTP API"],
-      stage_invoke_url: [m.httpApi.stage.invokeUrl, "Invoke URL of the $default stage"],
+      api_id: [api.api.id, "ID of the HTTP API"],
+      api_arn: [api.api.arn, "ARN of the HTTP API"],
+      api_endpoint: [api.api.apiEndpoint, "Endpoint of the HTTP API"],
+      api_execution_arn: [api.api.executionArn, "Execution ARN of the HTTP API"],
+      stage_id: [api.stage.id, "ID of the $default stage"],
+      stage_arn: [api.stage.arn, "ARN of the $default stage"],
+      stage_invoke_url: [api.stage.invokeUrl, "Invoke URL of the $default stage"],
+      authorizer_id: [api.authorizer.id, "ID of the JWT authorizer"],
       lambda_log_group_name: [m.logGroups.api.name, "Log group of the API function"],
+      lambda_log_group_arn: [m.logGroups.api.arn, "ARN of the API function's log group"],
       cleaner_log_group_name: [m.logGroups.cleaner.name, "Log group of the cleaner function"],
+      cleaner_log_group_arn: [m.logGroups.cleaner.arn, "ARN of the cleaner's log group"],
       access_log_group_name: [m.logGroups.access.name, "Log group of the API access logs"],
+      access_log_group_arn: [m.logGroups.access.arn, "ARN of the API access log group"],
       cognito_user_pool_id: [
         m.userPool.userPoolId,
         "ID of the Cognito user pool (null with jwt_issuer)",
+      ],
+      cognito_user_pool_arn: [
+        m.userPool.userPoolArn,
+        "ARN of the Cognito user pool (null with jwt_issuer)",
       ],
       cognito_user_pool_client_id: [
         m.userPool.clientId,
         "ID of the app client (null with jwt_issuer)",
       ],
-      jwt_issuer: [
-        m.httpApi.authorizer.jwtConfiguration.issuer,
-        "Issuer the JWT authorizer trusts",
+      jwt_issuer: [api.authorizer.jwtConfiguration.issuer, "Issuer the JWT authorizer trusts"],
+      dead_letter_queue_arn: [
+        m.deadLetterQueue.arn,
+        "ARN of the SQS queue the cleaner's stream mapping sends the batches it gives up on to",
       ],
-      dead_letter_queue_arn: [m.deadLetterQueue.arn, "ARN of the dead-letter queue"],
+      dead_letter_queue_name: [m.deadLetterQueue.name, "Name of that queue"],
+      dead_letter_queue_url: [m.deadLetterQueue.url, "URL of that queue"],
+      alarm_sns_topic_arn: [
+        m.alarms.topicArn,
+        "SNS topic the alarms notify (created or brought; null without one)",
+      ],
+      cloudwatch_metric_alarm_arns: [
+        Fn.conditional(this.variables.create_alarms.value, alarms, {}),
+        "ARNs of the CloudWatch alarms by alarm ({} unless create_alarms)",
+      ],
       ecr_repository_url: [
         m.repository.repositoryUrl,
         "URL of the ECR repository (null unless created)",
@@ -245,7 +439,8 @@ const VARIABLES = {
   },
   image_command: {
     type: "list(string)",
-    description: "CMD of the API function (the cleaner always runs cleaner.handler)",
+    description:
+      "CMD of the API function (the worker always runs worker.handler, the stream function stream.handler, the cleaner cleaner.handler)",
     default: [...DEFAULTS.imageCommand],
     validation: [
       {
@@ -256,7 +451,7 @@ const VARIABLES = {
   },
   image_entry_point: {
     type: "list(string)",
-    description: "ENTRYPOINT override of both functions (default: the image's)",
+    description: "ENTRYPOINT override of every function (default: the image's)",
     default: null,
   },
   architecture: {
@@ -272,12 +467,12 @@ const VARIABLES = {
   },
   memory_size: {
     type: "number",
-    description: "Memory of the API function in MB",
+    description: "Memory of the API function in MB (and of the worker, unless worker_memory_size)",
     default: DEFAULTS.memorySize,
     validation: [
       {
-        condition: "var.memory_size >= 128 && var.memory_size <= 10240",
-        message: "Invalid memory_size: expected 128 to 10240 MB.",
+        condition: `var.memory_size >= ${MEMORY_SIZE_MB.min} && var.memory_size <= ${MEMORY_SIZE_MB.max}`,
+        message: `Invalid memory_size: expected ${MEMORY_SIZE_MB.min} to ${MEMORY_SIZE_MB.max} MB.`,
       },
     ],
   },
@@ -303,16 +498,241 @@ const VARIABLES = {
       },
     ],
   },
+  worker_timeout: {
+    type: "number",
+    description: `Timeout of the background-run worker in seconds: one leg of a run, which hands over to a next invocation when it needs more (${WORKER_TIMEOUT_SECONDS.min} to ${WORKER_TIMEOUT_SECONDS.max}; a leg keeps its last 10 s to record how it ended)`,
+    default: DEFAULTS.workerTimeout,
+    validation: [
+      {
+        condition: wholeNumberIn("var.worker_timeout", WORKER_TIMEOUT_SECONDS),
+        message: `Invalid worker_timeout: expected a whole number from ${WORKER_TIMEOUT_SECONDS.min} to ${WORKER_TIMEOUT_SECONDS.max} seconds.`,
+      },
+    ],
+  },
+  worker_memory_size: {
+    type: "number",
+    description: "Memory of the worker in MB (null: memory_size)",
+    default: null,
+    validation: [
+      {
+        condition: `var.worker_memory_size == null ? true : ${wholeNumberIn("var.worker_memory_size", MEMORY_SIZE_MB)}`,
+        message: `Invalid worker_memory_size: expected a whole number from ${MEMORY_SIZE_MB.min} to ${MEMORY_SIZE_MB.max} MB.`,
+      },
+    ],
+  },
+  worker_reserved_concurrent_executions: {
+    type: "number",
+    description:
+      "Reserved concurrency of the worker: background runs running at once (each holds one invocation for a leg); more wait, queued by Lambda up to worker_maximum_event_age_in_seconds",
+    default: DEFAULTS.workerReservedConcurrentExecutions,
+    validation: [
+      {
+        condition: wholeNumberIn("var.worker_reserved_concurrent_executions", { min: 1 }),
+        message:
+          "Invalid worker_reserved_concurrent_executions: expected a whole number, 1 or more.",
+      },
+    ],
+  },
+  worker_maximum_retry_attempts: {
+    type: "number",
+    description:
+      "Retries of a failed worker invocation (a crash or timeout of a leg) before Lambda sends its job to the worker's failure queue, which records the run as failed",
+    default: DEFAULTS.workerMaximumRetryAttempts,
+    validation: [
+      {
+        condition: wholeNumberIn("var.worker_maximum_retry_attempts", ASYNC_RETRY_ATTEMPTS),
+        message: `Invalid worker_maximum_retry_attempts: expected a whole number from ${ASYNC_RETRY_ATTEMPTS.min} to ${ASYNC_RETRY_ATTEMPTS.max}.`,
+      },
+    ],
+  },
+  worker_maximum_event_age_in_seconds: {
+    type: "number",
+    description:
+      "Seconds a worker invocation may wait (throttled by worker_reserved_concurrent_executions, or between retries) before Lambda sends its job to the failure queue",
+    default: DEFAULTS.workerMaximumEventAgeInSeconds,
+    validation: [
+      {
+        condition: wholeNumberIn(
+          "var.worker_maximum_event_age_in_seconds",
+          ASYNC_EVENT_AGE_SECONDS,
+        ),
+        message: `Invalid worker_maximum_event_age_in_seconds: expected a whole number from ${ASYNC_EVENT_AGE_SECONDS.min} to ${ASYNC_EVENT_AGE_SECONDS.max} seconds.`,
+      },
+    ],
+  },
+  max_run_legs: {
+    type: "number",
+    description:
+      "Most legs of one background run (each at most worker_timeout): a run that needs more stops in status timeout (MAX_RUN_LEGS of the functions that run graphs)",
+    default: DEFAULTS.maxRunLegs,
+    validation: [
+      {
+        condition: wholeNumberIn("var.max_run_legs", MAX_RUN_LEGS),
+        message: `Invalid max_run_legs: expected a whole number from ${MAX_RUN_LEGS.min} to ${MAX_RUN_LEGS.max}.`,
+      },
+    ],
+  },
+  create_stream_function: {
+    type: "bool",
+    description:
+      "Create the stream function: the whole API (the streaming routes with Server-Sent Events, and the buffered ones) from a Lambda function URL in RESPONSE_STREAM mode, output as stream_url, for the LangGraph SDK's apiUrl. API Gateway's HTTP APIs buffer responses and stop at 30 s, so streaming clients (useStream, runs.stream) need it. The URL's auth type is NONE: the function verifies the bearer JWT itself, against the authorizer's issuer and audiences. The image must contain stream.handler",
+    default: DEFAULTS.createStreamFunction,
+  },
+  stream_timeout: {
+    type: "number",
+    description: `Timeout of the stream function in seconds: the longest a request, and so a streamed run, may take (${STREAM_TIMEOUT_SECONDS.min} to ${STREAM_TIMEOUT_SECONDS.max})`,
+    default: DEFAULTS.streamTimeout,
+    validation: [
+      {
+        condition: wholeNumberIn("var.stream_timeout", STREAM_TIMEOUT_SECONDS),
+        message: `Invalid stream_timeout: expected a whole number from ${STREAM_TIMEOUT_SECONDS.min} to ${STREAM_TIMEOUT_SECONDS.max} seconds.`,
+      },
+    ],
+  },
+  stream_memory_size: {
+    type: "number",
+    description: "Memory of the stream function in MB (null: memory_size)",
+    default: null,
+    validation: [
+      {
+        condition: `var.stream_memory_size == null ? true : ${wholeNumberIn("var.stream_memory_size", MEMORY_SIZE_MB)}`,
+        message: `Invalid stream_memory_size: expected a whole number from ${MEMORY_SIZE_MB.min} to ${MEMORY_SIZE_MB.max} MB.`,
+      },
+    ],
+  },
+  stream_reserved_concurrent_executions: {
+    type: "number",
+    description:
+      "Reserved concurrency of the stream function: requests it serves at once, each open stream holding one for as long as it lasts (caps cost and DynamoDB load; a function URL has no throttling of its own)",
+    default: DEFAULTS.streamReservedConcurrentExecutions,
+    validation: [
+      {
+        condition: wholeNumberIn("var.stream_reserved_concurrent_executions", { min: 1 }),
+        message:
+          "Invalid stream_reserved_concurrent_executions: expected a whole number, 1 or more.",
+      },
+    ],
+  },
+  stream_cors_allow_origins: {
+    type: "list(string)",
+    description:
+      "Origins allowed by the stream URL's CORS, like https://app.example.com (null: cors_allow_origins, so none by default; [] for none; http only for localhost and 127.0.0.1; never *)",
+    default: null,
+    validation: [
+      {
+        condition: `var.stream_cors_allow_origins == null ? true : alltrue([for origin in var.stream_cors_allow_origins : can(regex(${hcl(CORS_ORIGIN_PATTERN)}, origin))])`,
+        message:
+          "Invalid stream_cors_allow_origins: expected https origins like https://app.example.com (http only for localhost or 127.0.0.1), never *.",
+      },
+    ],
+  },
+  webhook_allowed_hosts: {
+    type: "list(string)",
+    description:
+      "Hosts run webhooks may be posted to (over https), each a lowercase host or host:port like hooks.example.com; a webhook to any other host is refused (default none: no webhooks)",
+    default: [],
+    validation: [
+      {
+        condition: `length(${REFUSED_WEBHOOK_HOSTS}) == 0`,
+        message: `Invalid webhook_allowed_hosts: expected lowercase host names, or host:port, like hooks.example.com (no scheme: webhooks are posted over https), got \${jsonencode(${REFUSED_WEBHOOK_HOSTS})}.`,
+      },
+    ],
+  },
   environment: {
     type: "map(string)",
     description:
-      "Extra environment variables of the API function, e.g. GRAPH_MODULE (never secrets; the module's own win)",
+      "Extra environment variables of the functions that run graphs (the API function, the worker, the stream function), e.g. GRAPH_MODULE (never secrets: see secrets; never JWT_ISSUER or JWT_AUDIENCE, which the module sets from the authorizer's issuer; the module's own win)",
     default: {},
     validation: [
       {
-        condition: `alltrue([for key in keys(var.environment) : !can(regex(${hcl(SECRET_NAME_PATTERN)}, key))])`,
+        condition: `length(${SECRET_ENVIRONMENT}) == 0`,
+        message: `Invalid environment: expected ${ENVIRONMENT_SECRET_RULE}, got \${jsonencode(${SECRET_ENVIRONMENT})}.`,
+      },
+      {
+        condition: `length(${AUTH_ENVIRONMENT}) == 0`,
+        message: `Invalid environment: expected ${AUTH_ENVIRONMENT_RULE}, got \${jsonencode(${AUTH_ENVIRONMENT})}.`,
+      },
+    ],
+  },
+  secrets: {
+    type: "map(string)",
+    description:
+      "Environment variables of the functions that run graphs, read at cold start before the graph module loads: NAME => ARN of a Secrets Manager secret or an SSM SecureString parameter. The functions may read exactly these; only the ARNs reach the function's configuration and Terraform state",
+    default: {},
+    validation: [
+      {
+        condition: `alltrue([for name in keys(var.secrets) : can(regex(${hcl(ENVIRONMENT_NAME_PATTERN)}, name))])`,
         message:
-          "Invalid environment: expected no variable whose name suggests a secret; use Secrets Manager.",
+          "Invalid secrets: expected variable names of letters, digits and _, starting with a letter.",
+      },
+      {
+        condition: `alltrue([for name in keys(var.secrets) : !can(regex(${hcl(RESERVED_NAME_PATTERN)}, name)) && !contains(${JSON.stringify(MODULE_ENVIRONMENT_NAMES)}, name)])`,
+        message: `Invalid secrets: expected names that are neither Lambda's (AWS_*, LAMBDA_*, _*) nor the module's own (${MODULE_ENVIRONMENT_NAMES.join(", ")}).`,
+      },
+      {
+        condition: "length(setintersection(keys(var.secrets), keys(var.environment))) == 0",
+        message: "Invalid secrets: expected names not also given in environment.",
+      },
+      {
+        condition: `alltrue([for arn in values(var.secrets) : can(regex(${hcl(SECRET_ARN_PATTERN)}, arn)) || can(regex(${hcl(PARAMETER_ARN_PATTERN)}, arn))])`,
+        message:
+          "Invalid secrets: expected ARNs of Secrets Manager secrets (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<suffix>) or SSM parameters (arn:aws:ssm:<region>:<account>:parameter/<name>).",
+      },
+    ],
+  },
+  secrets_kms_key_arns: {
+    type: "list(string)",
+    description:
+      "Customer-managed KMS keys the secrets are encrypted with: the functions may decrypt with them through Secrets Manager or SSM, for those secrets only (none for AWS managed keys)",
+    default: [],
+    validation: [
+      {
+        condition: `alltrue([for arn in var.secrets_kms_key_arns : can(regex(${hcl(KMS_KEY_ARN_PATTERN)}, arn))])`,
+        message: "Invalid secrets_kms_key_arns: expected KMS key ARNs.",
+      },
+      {
+        condition: "length(var.secrets_kms_key_arns) == 0 || length(var.secrets) > 0",
+        message: "Invalid secrets_kms_key_arns: expected none without secrets.",
+      },
+    ],
+  },
+  graph_policy_statements: {
+    type: 'map(object({ effect = optional(string, "Allow"), actions = list(string), resources = list(string), condition = optional(map(map(list(string))), {}) }))',
+    description:
+      "Additional IAM statements of the functions that run graphs (their tools' permissions), by statement id, in a policy of their own beside the module's: { InvokeModel = { actions = [\"bedrock:InvokeModel\"], resources = [<model ARN>] } }; condition is IAM's operator => key => values",
+    default: {},
+    validation: [
+      {
+        condition: `alltrue([for sid in keys(var.graph_policy_statements) : can(regex(${hcl(STATEMENT_ID_PATTERN)}, sid))])`,
+        message:
+          "Invalid graph_policy_statements: expected statement ids of letters and digits (IAM Sid).",
+      },
+      {
+        condition:
+          'alltrue([for statement in values(var.graph_policy_statements) : contains(["Allow", "Deny"], statement.effect)])',
+        message: "Invalid graph_policy_statements: expected effect Allow or Deny.",
+      },
+      {
+        condition: `alltrue([for statement in values(var.graph_policy_statements) : length(statement.actions) > 0 && alltrue([for action in statement.actions : can(regex(${hcl(ACTION_PATTERN)}, action))])])`,
+        message:
+          "Invalid graph_policy_statements: expected at least one action per statement, like bedrock:InvokeModel (never *).",
+      },
+      {
+        condition:
+          "alltrue([for statement in values(var.graph_policy_statements) : length(statement.resources) > 0])",
+        message: "Invalid graph_policy_statements: expected at least one resource per statement.",
+      },
+    ],
+  },
+  graph_policy_arns: {
+    type: "map(string)",
+    description:
+      "Managed IAM policies attached to the roles of the functions that run graphs, by a name of yours (known at plan, unlike an ARN created in the same apply)",
+    default: {},
+    validation: [
+      {
+        condition: `alltrue([for arn in values(var.graph_policy_arns) : can(regex(${hcl(POLICY_ARN_PATTERN)}, arn))])`,
+        message: "Invalid graph_policy_arns: expected IAM policy ARNs.",
       },
     ],
   },
@@ -422,6 +842,11 @@ const VARIABLES = {
         message:
           "Invalid jwt_audience: expected at least one audience with an external jwt_issuer, and none with the created user pool.",
       },
+      {
+        // The stream function reads them comma-separated (JWT_AUDIENCE).
+        condition: 'alltrue([for audience in var.jwt_audience : !strcontains(audience, ",")])',
+        message: "Invalid jwt_audience: expected audiences without commas.",
+      },
     ],
   },
   cors_allow_origins: {
@@ -468,8 +893,112 @@ const VARIABLES = {
   create_tenant_role: {
     type: "bool",
     description:
-      "Create a role for tenant-scoped credentials (dynamodb:LeadingKeys on <tenant>#*), for callers that assume it per tenant with the session tag tenant_id; only the function role may assume it. The bundled handler does not assume it yet",
+      "Create a role for tenant-scoped credentials (dynamodb:LeadingKeys on <tenant>#*), for callers that assume it per tenant with the session tag tenant_id; only the roles of the functions that run graphs (the API function, the worker and the stream function) may assume it. The bundled handler does not assume it yet",
     default: false,
+  },
+  attach_tenant_role_assume_policy: {
+    type: "bool",
+    description:
+      "Let the functions that run graphs assume the tenant role (sts:AssumeRole and sts:TagSession on it). Only for an image whose code assumes it per tenant: the bundled handler does not. Requires create_tenant_role",
+    default: false,
+    validation: [
+      {
+        condition: "!var.attach_tenant_role_assume_policy || var.create_tenant_role",
+        message:
+          "Invalid attach_tenant_role_assume_policy: expected create_tenant_role = true with it.",
+      },
+    ],
+  },
+  publish: {
+    type: "bool",
+    description:
+      "Publish a version of the API function on every change and point alias_name at it; the API then invokes the alias (needed for provisioned concurrency)",
+    default: false,
+  },
+  alias_name: {
+    type: "string",
+    description: "Name of the alias on the published version (with publish)",
+    default: DEFAULTS.aliasName,
+    validation: [
+      {
+        condition: `can(regex(${hcl(ALIAS_NAME_PATTERN)}, var.alias_name))`,
+        message: "Invalid alias_name: expected a letter, then up to 127 letters, digits, - or _.",
+      },
+    ],
+  },
+  provisioned_concurrent_executions: {
+    type: "number",
+    description:
+      "Provisioned concurrency of the API function's alias: environments kept initialized, so users do not wait for cold starts (0: none; needs publish, at most reserved_concurrent_executions)",
+    default: DEFAULTS.provisionedConcurrentExecutions,
+    validation: [
+      {
+        condition:
+          "var.provisioned_concurrent_executions >= 0 && floor(var.provisioned_concurrent_executions) == var.provisioned_concurrent_executions",
+        message: "Invalid provisioned_concurrent_executions: expected a whole number, 0 or more.",
+      },
+      {
+        condition: "var.provisioned_concurrent_executions == 0 || var.publish",
+        message:
+          "Invalid provisioned_concurrent_executions: expected 0 without publish (provisioned concurrency needs a published version).",
+      },
+      {
+        condition: "var.provisioned_concurrent_executions <= var.reserved_concurrent_executions",
+        message:
+          "Invalid provisioned_concurrent_executions: expected at most reserved_concurrent_executions.",
+      },
+    ],
+  },
+  create_alarms: {
+    type: "bool",
+    description:
+      "Create CloudWatch alarms: API 5xx rate, function errors and throttles, failed and timed-out runs, the cleaner's iterator age, the on-failure queue's depth, DynamoDB throttles (thresholds in alarm_thresholds)",
+    default: false,
+  },
+  create_alarm_topic: {
+    type: "bool",
+    description:
+      "Create an SNS topic for the alarms, encrypted with a KMS key of its own that CloudWatch may use (subscribe to it yourself); or give alarm_sns_topic_arn",
+    default: false,
+    validation: [
+      {
+        condition: "!var.create_alarm_topic || var.create_alarms",
+        message: "Invalid create_alarm_topic: expected create_alarms = true with it.",
+      },
+    ],
+  },
+  alarm_sns_topic_arn: {
+    type: "string",
+    description:
+      "An existing standard SNS topic the alarms notify (if it is encrypted, its key must let cloudwatch.amazonaws.com use it)",
+    default: null,
+    validation: [
+      {
+        condition: `var.alarm_sns_topic_arn == null || can(regex(${hcl(SNS_TOPIC_ARN_PATTERN)}, var.alarm_sns_topic_arn))`,
+        message: "Invalid alarm_sns_topic_arn: expected a standard SNS topic ARN.",
+      },
+      {
+        condition:
+          "var.alarm_sns_topic_arn == null || (var.create_alarms && !var.create_alarm_topic)",
+        message:
+          "Invalid alarm_sns_topic_arn: expected it with create_alarms = true and without create_alarm_topic.",
+      },
+    ],
+  },
+  alarm_thresholds: {
+    type: `object({ ${Object.values(ALARM_THRESHOLDS)
+      .map((spec) => `${spec.variable} = optional(number, ${spec.default})`)
+      .join(", ")} })`,
+    description: `Alarm thresholds, each optional: ${Object.values(ALARM_THRESHOLDS)
+      .map((spec) => `${spec.variable} (${spec.description}, default ${spec.default})`)
+      .join("; ")}`,
+    default: {},
+    validation: [
+      {
+        condition: "alltrue([for value in values(var.alarm_thresholds) : value >= 0])",
+        message: "Invalid alarm_thresholds: expected numbers, 0 or more.",
+      },
+    ],
   },
   role_path: {
     type: "string",
@@ -538,9 +1067,12 @@ const VARIABLES = {
   },
   tags: { type: "map(string)", description: "Tags of every resource", default: {} },
   table_tags: tagsOf("the table"),
-  function_tags: tagsOf("the functions, their log groups and the dead-letter queue"),
+  function_tags: tagsOf(
+    "the functions, their log groups, the SQS queues and the event source mappings",
+  ),
   api_tags: tagsOf("the HTTP API, its stage, access log group and user pool"),
   kms_key_tags: tagsOf("the KMS key"),
   role_tags: tagsOf("the IAM roles"),
   ecr_tags: tagsOf("the ECR repository"),
+  alarm_tags: tagsOf("the alarms, their topic and its key"),
 } satisfies Record<string, VariableSpec>;

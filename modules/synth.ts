@@ -3,21 +3,12 @@ import { join } from "node:path";
 import { App, TerraformStack } from "./cdktf";
 import { ExampleStack } from "./example-stack";
 import { ModuleStack } from "./module-stack";
-import { renderReadme } from "./readme";
+import { renderReadme, type ModuleDocument } from "./readme";
 
 /** Where the committed HCL module lives. */
 export const MODULE_DIR = join(__dirname, "memory-table");
 export const MODULE_STACK = "memory-table-module";
 export const EXAMPLE_STACK = "memory-table-example";
-
-export const MODULE_USAGE = `
-module "agents" {
-  source = "git::https://github.com/<owner>/memory-table.git//modules/memory-table?ref=<tag>"
-
-  name      = "agents"
-  image_uri = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/memory-table@sha256:<digest>"
-}
-`;
 
 export function buildApp(outdir?: string): {
   app: App;
@@ -49,9 +40,13 @@ const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 export function renderModuleFiles(stack: TerraformStack): Record<string, string> {
   const config = stripMetadata(stack.toTerraform()) as Json;
   const { terraform, variable, output, ...main } = config;
-  const variables = variable as Record<string, Json>;
-  const outputs = output as Record<string, Json>;
-  const readme = renderReadme(variables, outputs, MODULE_USAGE);
+  const readme = renderReadme({
+    terraform: terraform as ModuleDocument["terraform"],
+    variables: variable as ModuleDocument["variables"],
+    outputs: output as ModuleDocument["outputs"],
+    resources: (main.resource ?? {}) as ModuleDocument["resources"],
+    data: (main.data ?? {}) as ModuleDocument["data"],
+  });
   return {
     "versions.tf.json": json({ terraform }),
     "variables.tf.json": json({ variable }),

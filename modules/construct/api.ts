@@ -1,5 +1,4 @@
 import { Construct } from "constructs";
-import { Fn, Op } from "../cdktf";
 import { Apigatewayv2Api } from "@cdktf/provider-aws/lib/apigatewayv2-api";
 import { Apigatewayv2Authorizer } from "@cdktf/provider-aws/lib/apigatewayv2-authorizer";
 import { Apigatewayv2Integration } from "@cdktf/provider-aws/lib/apigatewayv2-integration";
@@ -7,9 +6,8 @@ import { Apigatewayv2Route } from "@cdktf/provider-aws/lib/apigatewayv2-route";
 import { Apigatewayv2Stage } from "@cdktf/provider-aws/lib/apigatewayv2-stage";
 import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group";
 import { LambdaPermission } from "@cdktf/provider-aws/lib/lambda-permission";
-import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
 import { ROUTES, RouteDefinition } from "../../src/runtime/routes";
-import { isLiteral } from "./rules";
+import { addBlockIfAny } from "./expressions";
 
 /** Stable construct id of a route (`POST /threads/{thread_id}/runs/wait` -> `route_post_threads_thread_id_runs_wait`). */
 export function routeId(route: RouteDefinition): string {
@@ -36,9 +34,16 @@ export const ACCESS_LOG_FORMAT = {
   subject: "$context.authorizer.claims.sub",
 };
 
+/** What the API invokes: the function, or its alias (`qualifier`) when versions are published. */
+export interface ApiTarget {
+  functionName: string;
+  invokeArn: string;
+  qualifier?: string;
+}
+
 export interface HttpApiProps {
   name: string;
-  function: LambdaFunction;
+  target: ApiTarget;
   issuer: string;
   audience: string[];
   corsAllowOrigins: string[];
@@ -78,7 +83,7 @@ export class HttpApi extends Construct {
     this.integration = new Apigatewayv2Integration(this, "integration", {
       apiId: this.api.id,
       integrationType: "AWS_PROXY",
-      integrationUri: props.function.invokeArn,
+      integrationUri: props.target.invokeArn,
       payloadFormatVersion: "2.0",
       timeoutMilliseconds: 30000,
     });
@@ -110,28 +115,20 @@ export class HttpApi extends Construct {
     this.permission = new LambdaPermission(this, "permission", {
       statementId: "AllowThisHttpApi",
       action: "lambda:InvokeFunction",
-      functionName: props.function.functionName,
+      functionName: props.target.functionName,
+      qualifier: props.target.qualifier,
       principal: "apigateway.amazonaws.com",
       sourceArn: `${this.api.executionArn}/*/*`,
     });
   }
 
-  /** A CORS block only when origins are listed (the provider binding cannot render an optional block itself). */
+  /** A CORS block only when origins are listed. */
   private addCors(origins: string[]): void {
-    const cors = {
+    addBlockIfAny(this.api, "cors_configuration", origins, {
       allow_origins: origins,
       allow_methods: [...new Set(ROUTES.map((route) => route.method))].sort(),
       allow_headers: ["authorization", "content-type"],
       max_age: 3600,
-    };
-    if (isLiteral(origins)) {
-      if (origins.length > 0) this.api.addOverride("cors_configuration", cors);
-      return;
-    }
-    this.api.addOverride("dynamic.cors_configuration", {
-      // `> 0` would render as `> undefined` (CDKTF drops a literal 0 operand).
-      for_each: Fn.conditional(Op.gte(Fn.lengthOf(origins), 1), [1], []),
-      content: cors,
     });
   }
 }

@@ -17,6 +17,7 @@ export interface CleanerTriggerProps {
   streamArn: string;
   functionArn: string;
   deadLetterQueueArn: string;
+  tags: Record<string, string>;
 }
 
 /**
@@ -39,5 +40,6 @@ export function createCleanerTrigger(
     functionResponseTypes: ["ReportBatchItemFailures"],
     filterCriteria: { filter: [{ pattern: JSON.stringify(THREAD_RECORD_REMOVAL_FILTER) }] },
     destinationConfig: { onFailure: { destinationArn: props.deadLetterQueueArn } },
+    tags: props.tags,
   });
 }

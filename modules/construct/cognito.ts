@@ -23,6 +23,7 @@ export class UserPool extends Construct {
   readonly userPool: CognitoUserPool;
   readonly client: CognitoUserPoolClient;
   readonly userPoolId: string;
+  readonly userPoolArn: string;
   readonly clientId: string;
   /** The JWT issuer of the pool's tokens. */
   readonly issuer: string;
@@ -62,6 +63,7 @@ export class UserPool extends Construct {
       tags: props.tags,
     });
     this.userPoolId = attributeOf(this.userPool, "id");
+    this.userPoolArn = attributeOf(this.userPool, "arn");
     this.client = new CognitoUserPoolClient(this, "client", {
       count,
       name: props.name,

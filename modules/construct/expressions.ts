@@ -1,4 +1,6 @@
-import { Fn, IResolvable, propertyAccess, Token } from "../cdktf";
+import { Fn, IResolvable, Op, propertyAccess, Token } from "../cdktf";
+import type { TerraformResource } from "../cdktf";
+import { isLiteral } from "./rules";
 
 /**
  * A switch that is either known now (CDKTF users pass `true`/`false`) or a Terraform expression (the HCL module
@@ -21,4 +23,33 @@ export function choose<T>(flag: Flag, whenTrue: T, whenFalse: T): T {
 /** An attribute of a resource that has `count` (a plain reference would be invalid): `one(r[*].attr)`. */
 export function attributeOf(resource: { fqn: string }, attribute: string): string {
   return Token.asString(Fn.one(propertyAccess(resource.fqn, ["*", attribute])));
+}
+
+/** `a && b`, folded when either is known now. */
+export function both(a: Flag, b: Flag): Flag {
+  if (a === false || b === false) return false;
+  if (a === true) return b;
+  if (b === true) return a;
+  return Op.and(a, b);
+}
+
+/**
+ * A nested block present only when `items` is not empty (a CORS block for listed origins): the provider bindings
+ * cannot render an optional block themselves, so it is written as an override, `dynamic` for a reference.
+ */
+export function addBlockIfAny(
+  resource: TerraformResource,
+  block: string,
+  items: unknown[],
+  content: Record<string, unknown>,
+): void {
+  if (isLiteral(items)) {
+    if (items.length > 0) resource.addOverride(block, content);
+    return;
+  }
+  resource.addOverride(`dynamic.${block}`, {
+    // `> 0` would render as `> undefined` (CDKTF drops a literal 0 operand).
+    for_each: Fn.conditional(Op.gte(Fn.lengthOf(items), 1), [1], []),
+    content,
+  });
 }

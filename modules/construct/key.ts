@@ -13,6 +13,8 @@ export interface KeyProps {
   createKmsKey: Flag;
   kmsKeyArn?: string;
   deletionWindowInDays: number;
+  /** Whether the stream function (and so its log group) is created. */
+  createStreamFunction: Flag;
   tags: Record<string, string>;
 }
 
@@ -26,7 +28,8 @@ export class Environment extends Construct {
   constructor(scope: Construct, id: string, accountId?: string, lookUpAccount?: Flag) {
     super(scope, id);
     this.partition = new DataAwsPartition(this, "partition").partition;
-    this.region = new DataAwsRegion(this, "region").name;
+    // `id` is the region name on provider 5.x and 6.x alike (6.0 deprecates `name` in favour of `region`).
+    this.region = new DataAwsRegion(this, "region").id;
     // Offline plans (and principals without sts:GetCallerIdentity) pass the account id instead.
     const lookUp = lookUpAccount ?? accountId === undefined;
     const identity = new DataAwsCallerIdentity(this, "caller", { count: countIf(lookUp) });
@@ -39,7 +42,7 @@ export class Environment extends Construct {
 }
 
 /**
- * The customer-managed key of the table, logs, DLQ, environment and ECR: rotation on, administered by the account,
+ * The customer-managed key of the table, logs, queues, environment and ECR: rotation on, administered by the account,
  * usable by CloudWatch Logs for this module's log groups only. Or the caller's own key.
  */
 export class Key extends Construct {
@@ -54,9 +57,25 @@ export class Key extends Construct {
     super(scope, id);
     const { partition, region, accountId } = environment;
     const groups = logGroupNames(props.name);
-    const logGroupArns = [groups.api, groups.cleaner, groups.access].map(
-      (group) => `arn:${partition}:logs:${region}:${accountId}:log-group:${group}`,
-    );
+    const arnOf = (group: string) =>
+      `arn:${partition}:logs:${region}:${accountId}:log-group:${group}`;
+    // Exactly the groups the module creates: the stream function's only with it.
+    const always = [groups.api, groups.cleaner, groups.access, groups.worker].map(arnOf);
+    const stream = props.createStreamFunction;
+    const logGroupArns =
+      typeof stream === "boolean"
+        ? [...always, ...(stream ? [arnOf(groups.stream)] : [])]
+        : // Locals first: CDKTF renders a template inside a function's arguments wrongly.
+          Token.asList(
+            Fn.concat([
+              new TerraformLocal(this, "log_group_arns", always).asList,
+              Fn.conditional(
+                stream,
+                [new TerraformLocal(this, "stream_log_group_arn", arnOf(groups.stream)).asString],
+                [],
+              ),
+            ]),
+          );
     this.key = new KmsKey(this, "key", {
       count: countIf(props.createKmsKey),
       description: `Memory Table ${props.name}: table, logs, dead-letter queue, environment`,

@@ -3,11 +3,19 @@ import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group
 import type { Context } from "./props";
 
 /** The module's log groups, named up front so the key policy can name them before they exist. */
-export function logGroupNames(name: string): { api: string; cleaner: string; access: string } {
+export function logGroupNames(name: string): {
+  api: string;
+  cleaner: string;
+  access: string;
+  worker: string;
+  stream: string;
+} {
   return {
     api: `/aws/lambda/${name}`,
     cleaner: `/aws/lambda/${name}-cleaner`,
     access: `/aws/apigateway/${name}-access`,
+    worker: `/aws/lambda/${name}-worker`,
+    stream: `/aws/lambda/${name}-stream`,
   };
 }
 
@@ -19,8 +27,11 @@ export function createLogGroup(
   logGroupName: string,
   retentionInDays: number,
   tags: Record<string, string>,
+  /** For the group of an optional function (default: always created). */
+  count?: number,
 ): CloudwatchLogGroup {
   return new CloudwatchLogGroup(scope, id, {
+    count,
     name: logGroupName,
     retentionInDays,
     kmsKeyId: context.kmsKeyArn,

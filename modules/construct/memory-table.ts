@@ -1,5 +1,5 @@
 import { Construct } from "constructs";
-import { Fn, Token } from "../cdktf";
+import { Fn, TerraformLocal, Token } from "../cdktf";
 import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group";
 import { LambdaEventSourceMapping } from "@cdktf/provider-aws/lib/lambda-event-source-mapping";
 import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
@@ -7,53 +7,89 @@ import { SqsQueue } from "@cdktf/provider-aws/lib/sqs-queue";
 import { DYNAMODB_CLEANER_ACTIONS, DYNAMODB_ITEM_ACTIONS } from "../../src/table/iam-actions";
 import { InvalidConfigurationError } from "../../src/shared/errors";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
+import { Alarms, ALARM_THRESHOLDS, type AlarmThresholds } from "./alarms";
 import { HttpApi } from "./api";
 import { createCleanerTrigger } from "./cleaner";
 import { UserPool } from "./cognito";
 import { Repository } from "./ecr";
-import { choose, Flag } from "./expressions";
-import { createDeadLetterQueue, createImageFunction } from "./function";
+import { attributeOf, choose, countIf, Flag } from "./expressions";
+import { createDeadLetterQueue, createImageFunction, PublishedVersion } from "./function";
+import { GraphFunction, GraphInputs, GraphPermissions } from "./graph";
 import { Environment, Key } from "./key";
 import { createLogGroup, logGroupNames } from "./logs";
 import { DEFAULTS, MemoryTableProps } from "./props";
 import { tableResources } from "./policies";
 import { FunctionRole, TenantRole } from "./role";
 import {
+  ALIAS_NAME_PATTERN,
+  ASYNC_EVENT_AGE_SECONDS,
+  ASYNC_RETRY_ATTEMPTS,
   assertCorsOrigins,
   assertEnvironment,
+  assertGraphPolicyArns,
+  assertGraphPolicyStatements,
   assertImageUri,
   assertLogRetention,
   assertName,
+  assertSecrets,
   assertTimeout,
+  assertWebhookHosts,
+  assertWholeNumber,
   isLiteral,
+  MAX_RUN_LEGS,
+  MEMORY_SIZE_MB,
+  SNS_TOPIC_ARN_PATTERN,
+  STREAM_TIMEOUT_SECONDS,
+  WORKER_TIMEOUT_SECONDS,
 } from "./rules";
+import { StreamFunction } from "./stream";
 import { Table } from "./table";
 import { mergeTags } from "./tags";
+import { Worker } from "./worker";
 
 /**
  * Memory Table on AWS: a KMS-encrypted TTL table, a least-privilege containerized function behind a JWT-protected
- * HTTP API, the expired-thread cleaner on the table's stream, and optionally a tenant-scoped role and an ECR
- * repository. Secure by default; every resource it creates is a public field.
+ * HTTP API, the background-run worker it hands runs to, the stream function serving the same API streamed from a
+ * function URL (on by default; it verifies the JWT itself), the expired-thread cleaner on the table's stream, and
+ * optionally a tenant-scoped role, an ECR repository, a published alias with provisioned concurrency and
+ * CloudWatch alarms. Secure by default; every resource it creates is a public field.
  */
 export class MemoryTable extends Construct {
   readonly environment: Environment;
   readonly key: Key;
   readonly table: Table;
+  /** The cleaner's on-failure destination: stream batches it gave up on. */
   readonly deadLetterQueue: SqsQueue;
   readonly logGroups: {
     api: CloudwatchLogGroup;
     cleaner: CloudwatchLogGroup;
     access: CloudwatchLogGroup;
+    worker: CloudwatchLogGroup;
+    /** With the stream function only (`count`). */
+    stream: CloudwatchLogGroup;
   };
   readonly functionRole: FunctionRole;
   readonly cleanerRole: FunctionRole;
   readonly tenantRole: TenantRole;
   readonly apiFunction: LambdaFunction;
+  readonly apiVersion: PublishedVersion;
   readonly cleanerFunction: LambdaFunction;
   readonly cleanerTrigger: LambdaEventSourceMapping;
+  /** Background runs: the worker function, its role, log group, failure queue and their wiring. */
+  readonly worker: Worker;
+  /** Streaming: the function behind a function URL in RESPONSE_STREAM mode, its role (`count`: its toggle). */
+  readonly stream: StreamFunction;
+  /**
+   * The functions that run graphs (the API function, the worker and the stream function): each gets the graph
+   * inputs (environment, secrets, additional permissions), may assume the tenant role, and has its run alarms.
+   */
+  readonly graphFunctions: GraphFunction[];
+  readonly graphInputs: GraphInputs;
+  readonly graphPermissions: GraphPermissions[];
   readonly userPool: UserPool;
   readonly httpApi: HttpApi;
   readonly repository: Repository;
+  readonly alarms: Alarms;
   /** The key every resource is encrypted with (created or brought). */
   readonly kmsKeyArn: string;
 
@@ -65,9 +101,12 @@ export class MemoryTable extends Construct {
     const tags = (extra?: Record<string, string>) => mergeTags(props.tags, extra);
     const createKmsKey = props.createKmsKey ?? true;
     const createCognito = props.createCognitoUserPool ?? props.jwtIssuer === undefined;
+    const createStream = props.createStreamFunction ?? DEFAULTS.createStreamFunction;
     const deletionProtection = props.deletionProtection ?? true;
     const retention = props.logRetentionInDays ?? DEFAULTS.logRetentionInDays;
     const rolePath = props.rolePath ?? DEFAULTS.rolePath;
+    const kmsKeyDeletionWindowInDays =
+      props.kmsKeyDeletionWindowInDays ?? DEFAULTS.kmsKeyDeletionWindowInDays;
 
     this.environment = new Environment(this, "environment", props.accountId, props.lookUpAccountId);
     const { region } = this.environment;
@@ -78,8 +117,8 @@ export class MemoryTable extends Construct {
         name,
         createKmsKey,
         kmsKeyArn: props.kmsKeyArn,
-        deletionWindowInDays:
-          props.kmsKeyDeletionWindowInDays ?? DEFAULTS.kmsKeyDeletionWindowInDays,
+        deletionWindowInDays: kmsKeyDeletionWindowInDays,
+        createStreamFunction: createStream,
         tags: tags(props.kmsKeyTags),
       },
       this.environment,
@@ -116,6 +155,23 @@ export class MemoryTable extends Construct {
         retention,
         tags(props.apiTags),
       ),
+      worker: createLogGroup(
+        this,
+        "worker_log_group",
+        context,
+        groups.worker,
+        retention,
+        functionTags,
+      ),
+      stream: createLogGroup(
+        this,
+        "stream_log_group",
+        context,
+        groups.stream,
+        retention,
+        functionTags,
+        countIf(createStream),
+      ),
     };
     this.deadLetterQueue = createDeadLetterQueue(
       this,
@@ -134,20 +190,71 @@ export class MemoryTable extends Construct {
       permissionsBoundary: props.rolePermissionsBoundary,
       tags: roleTags,
     };
-    const policyInput = {
-      kmsKeyArn,
+    this.graphInputs = new GraphInputs(this, "graph", {
+      secrets: props.secrets,
+      secretsKmsKeyArns: props.secretsKmsKeyArns,
+      statements: props.graphPolicyStatements,
+      policyArns: props.graphPolicyArns,
       region,
-      deadLetterQueueArn: this.deadLetterQueue.arn,
+    });
+    const image = {
+      imageUri: props.imageUri,
+      entryPoint: props.imageEntryPoint,
+      architecture: props.architecture ?? DEFAULTS.architecture,
+      kmsKeyArn,
+      tags: functionTags,
     };
+    const logLevel = props.logLevel ?? DEFAULTS.logLevel;
+    const memorySize = props.memorySize ?? DEFAULTS.memorySize;
+    // What every function that runs graphs reads (src/runtime/config.ts), the API function's and the worker's.
+    const runtimeEnvironment = {
+      [ENVIRONMENT.tableName]: table.name,
+      [ENVIRONMENT.logLevel]: logLevel,
+      [ENVIRONMENT.deadlineMarginMs]: numberAsString(
+        props.deadlineMarginMs ?? DEFAULTS.deadlineMarginMs,
+      ),
+      [ENVIRONMENT.maxRunLegs]: numberAsString(props.maxRunLegs ?? DEFAULTS.maxRunLegs),
+      [ENVIRONMENT.webhookAllowedHosts]: commaJoined(props.webhookAllowedHosts ?? []),
+    };
+
+    // The worker first: the API function's role and environment name it. Always created: without it, the API
+    // function would run background runs itself, and Lambda freezes them once the response is sent.
+    const workerName = `${name}-worker`;
+    this.worker = new Worker(this, "worker", {
+      context,
+      functionName: workerName,
+      image,
+      role: { ...roleProps, roleName: roleName("worker") },
+      itemResources: tableResources(table.arn),
+      logGroup: this.logGroups.worker,
+      timeout: props.workerTimeout ?? DEFAULTS.workerTimeout,
+      memorySize: props.workerMemorySize ?? memorySize,
+      reservedConcurrentExecutions:
+        props.workerReservedConcurrentExecutions ?? DEFAULTS.workerReservedConcurrentExecutions,
+      maximumRetryAttempts: props.workerMaximumRetryAttempts ?? DEFAULTS.workerMaximumRetryAttempts,
+      maximumEventAgeInSeconds:
+        props.workerMaximumEventAgeInSeconds ?? DEFAULTS.workerMaximumEventAgeInSeconds,
+      logLevel,
+      environment: this.graphInputs.environment(props.environment, {
+        ...runtimeEnvironment,
+        // Its own name (not a reference to itself, which would be a cycle): a run's next leg.
+        [ENVIRONMENT.workerFunctionName]: workerName,
+      }),
+      tags: functionTags,
+    });
+
     this.functionRole = new FunctionRole(
       this,
       "function_role",
       { ...roleProps, roleName: roleName("function") },
       {
-        ...policyInput,
+        kmsKeyArn,
+        region,
         itemActions: DYNAMODB_ITEM_ACTIONS,
         itemResources: tableResources(table.arn),
         logGroupArn: this.logGroups.api.arn,
+        // Background runs go to the worker, and nowhere else.
+        workerFunctionArn: this.worker.arn,
       },
     );
     this.cleanerRole = new FunctionRole(
@@ -155,53 +262,120 @@ export class MemoryTable extends Construct {
       "cleaner_role",
       { ...roleProps, roleName: roleName("cleaner") },
       {
-        ...policyInput,
+        kmsKeyArn,
+        region,
         // The cleaner queries the base table and deletes: no index, no reads or updates of items.
         itemActions: DYNAMODB_CLEANER_ACTIONS,
         itemResources: [table.arn],
         logGroupArn: this.logGroups.cleaner.arn,
         streamArn: table.streamArn,
+        // The event source mapping sends the batches it gives up on with the cleaner's role.
+        failureDestinationArn: this.deadLetterQueue.arn,
       },
     );
-    this.tenantRole = new TenantRole(this, "tenant_role", {
-      ...roleProps,
-      roleName: roleName("tenant"),
-      create: props.createTenantRole ?? false,
-      functionRole: this.functionRole.role,
-      tableArn: table.arn,
-      kmsKeyArn,
-      region,
-    });
 
-    const image = {
-      imageUri: props.imageUri,
-      entryPoint: props.imageEntryPoint,
-      architecture: props.architecture ?? DEFAULTS.architecture,
-      deadLetterQueueArn: this.deadLetterQueue.arn,
-      kmsKeyArn,
-      tags: functionTags,
-    };
-    const logLevel = props.logLevel ?? DEFAULTS.logLevel;
     this.apiFunction = createImageFunction(this, "function", {
       ...image,
       functionName: name,
       roleArn: this.functionRole.role.arn,
       command: props.imageCommand ?? [...DEFAULTS.imageCommand],
-      memorySize: props.memorySize ?? DEFAULTS.memorySize,
+      memorySize,
       timeout: props.timeout ?? DEFAULTS.timeout,
       reservedConcurrentExecutions:
         props.reservedConcurrentExecutions ?? DEFAULTS.reservedConcurrentExecutions,
       logGroupName: this.logGroups.api.name,
-      environment: withEnvironment(props.environment, {
-        [ENVIRONMENT.tableName]: table.name,
+      logLevel,
+      publish: props.publish ?? false,
+      environment: this.graphInputs.environment(props.environment, {
+        ...runtimeEnvironment,
         [ENVIRONMENT.tenantClaim]: props.tenantClaim ?? DEFAULTS.tenantClaim,
-        [ENVIRONMENT.logLevel]: logLevel,
-        [ENVIRONMENT.deadlineMarginMs]: numberAsString(
-          props.deadlineMarginMs ?? DEFAULTS.deadlineMarginMs,
-        ),
+        // A reference: the API function is created once the worker exists.
+        [ENVIRONMENT.workerFunctionName]: this.worker.function.functionName,
       }),
       dependsOn: [this.logGroups.api, this.functionRole.policy],
     });
+    this.apiVersion = new PublishedVersion(this, "function_alias", {
+      function: this.apiFunction,
+      publish: props.publish ?? false,
+      aliasName: props.aliasName ?? DEFAULTS.aliasName,
+      provisionedConcurrentExecutions:
+        props.provisionedConcurrentExecutions ?? DEFAULTS.provisionedConcurrentExecutions,
+    });
+    this.userPool = new UserPool(this, "user_pool", {
+      name,
+      create: createCognito,
+      deletionProtection,
+      region,
+      tags: tags(props.apiTags),
+    });
+    // Who may call: the JWT authorizer's issuer and audiences, which the stream function checks itself.
+    const issuer = choose(createCognito, this.userPool.issuer, props.jwtIssuer ?? "");
+    const audience = choose(createCognito, [this.userPool.clientId], props.jwtAudience ?? []);
+    const corsAllowOrigins = props.corsAllowOrigins ?? [];
+
+    this.stream = new StreamFunction(this, "stream", {
+      context,
+      create: createStream,
+      functionName: `${name}-stream`,
+      image,
+      role: { ...roleProps, roleName: roleName("stream") },
+      itemResources: tableResources(table.arn),
+      logGroup: this.logGroups.stream,
+      workerFunctionArn: this.worker.arn,
+      timeout: props.streamTimeout ?? DEFAULTS.streamTimeout,
+      memorySize: props.streamMemorySize ?? memorySize,
+      reservedConcurrentExecutions:
+        props.streamReservedConcurrentExecutions ?? DEFAULTS.streamReservedConcurrentExecutions,
+      logLevel,
+      // The API function's environment, and the issuer and audiences its authorizer would check.
+      environment: this.graphInputs.environment(props.environment, {
+        ...runtimeEnvironment,
+        [ENVIRONMENT.tenantClaim]: props.tenantClaim ?? DEFAULTS.tenantClaim,
+        [ENVIRONMENT.workerFunctionName]: this.worker.function.functionName,
+        // A local: CDKTF renders the user pool's issuer template wrongly this deep in functions.
+        [ENVIRONMENT.jwtIssuer]: isLiteral(issuer)
+          ? issuer
+          : new TerraformLocal(this, "jwt_issuer", issuer).asString,
+        [ENVIRONMENT.jwtAudience]: commaJoined(audience),
+      }),
+      corsAllowOrigins: props.streamCorsAllowOrigins ?? corsAllowOrigins,
+      tags: functionTags,
+    });
+
+    // Every function that runs graphs is listed here, before what derives from the list (its graph extras, the
+    // tenant role's trust, the alarms): build it with `graphInputs.environment(...)` as its environment, a role
+    // of its own (with `failureDestinationArn` if it is invoked asynchronously), and append it.
+    this.graphFunctions = [
+      {
+        id: "function",
+        function: this.apiFunction,
+        role: this.functionRole,
+        logGroup: this.logGroups.api,
+        functionName: this.apiFunction.functionName,
+        logGroupName: this.logGroups.api.name,
+        create: true,
+      },
+      {
+        id: "worker_function",
+        function: this.worker.function,
+        role: this.worker.role,
+        logGroup: this.logGroups.worker,
+        functionName: this.worker.function.functionName,
+        logGroupName: this.logGroups.worker.name,
+        create: true,
+      },
+      {
+        id: "stream_function",
+        function: this.stream.function,
+        role: this.stream.role,
+        logGroup: this.logGroups.stream,
+        functionName: this.stream.functionName,
+        logGroupName: attributeOf(this.logGroups.stream, "name"),
+        create: createStream,
+      },
+    ];
+    this.graphPermissions = this.graphFunctions.map((graph) => this.graphInputs.grant(graph));
+
     // The same image with another CMD: one artifact to build, scan and pin.
     this.cleanerFunction = createImageFunction(this, "cleaner_function", {
       ...image,
@@ -213,6 +387,7 @@ export class MemoryTable extends Construct {
       reservedConcurrentExecutions:
         props.cleanerReservedConcurrentExecutions ?? DEFAULTS.cleanerReservedConcurrentExecutions,
       logGroupName: this.logGroups.cleaner.name,
+      logLevel,
       environment: {
         [ENVIRONMENT.tableName]: table.name,
         [ENVIRONMENT.logLevel]: logLevel,
@@ -223,21 +398,34 @@ export class MemoryTable extends Construct {
       streamArn: table.streamArn,
       functionArn: this.cleanerFunction.arn,
       deadLetterQueueArn: this.deadLetterQueue.arn,
+      tags: functionTags,
     });
 
-    this.userPool = new UserPool(this, "user_pool", {
-      name,
-      create: createCognito,
-      deletionProtection,
+    this.tenantRole = new TenantRole(this, "tenant_role", {
+      ...roleProps,
+      roleName: roleName("tenant"),
+      create: props.createTenantRole ?? false,
+      attachAssumePolicy: props.attachTenantRoleAssumePolicy ?? false,
+      // The API function's assume policy keeps its address (`tenant_role_assume`).
+      graphRoles: this.graphFunctions.map((graph) => ({
+        id: graph.id === "function" ? "assume" : `assume_${graph.id}`,
+        role: graph.role,
+      })),
+      tableArn: table.arn,
+      kmsKeyArn,
       region,
-      tags: tags(props.apiTags),
     });
+
     this.httpApi = new HttpApi(this, "http_api", {
       name,
-      function: this.apiFunction,
-      issuer: choose(createCognito, this.userPool.issuer, props.jwtIssuer ?? ""),
-      audience: choose(createCognito, [this.userPool.clientId], props.jwtAudience ?? []),
-      corsAllowOrigins: props.corsAllowOrigins ?? [],
+      target: {
+        functionName: this.apiFunction.functionName,
+        invokeArn: this.apiVersion.invokeArn,
+        qualifier: this.apiVersion.qualifier,
+      },
+      issuer,
+      audience,
+      corsAllowOrigins,
       throttlingBurstLimit: props.throttlingBurstLimit ?? DEFAULTS.throttlingBurstLimit,
       throttlingRateLimit: props.throttlingRateLimit ?? DEFAULTS.throttlingRateLimit,
       accessLogGroup: this.logGroups.access,
@@ -249,20 +437,40 @@ export class MemoryTable extends Construct {
       kmsKeyArn,
       tags: tags(props.ecrTags),
     });
+    this.alarms = new Alarms(this, "alarms", {
+      context,
+      create: props.createAlarms ?? false,
+      createTopic: props.createAlarmTopic ?? false,
+      topicArn: props.alarmSnsTopicArn,
+      thresholds: alarmThresholds(props.alarmThresholds),
+      kmsKeyDeletionWindowInDays,
+      apiId: this.httpApi.api.id,
+      graphFunctions: this.graphFunctions,
+      cleanerFunction: this.cleanerFunction,
+      deadLetterQueueName: this.deadLetterQueue.name,
+      workerFailureQueueName: this.worker.failureQueue.name,
+      tableName: table.name,
+      tags: tags(props.alarmTags),
+    });
   }
 }
 
-/** The caller's variables first, ours last: the module's own settings cannot be overridden by accident. */
-function withEnvironment(
-  extra: Record<string, string> | undefined,
-  own: Record<string, string>,
-): Record<string, string> {
-  if (extra === undefined || isLiteral(extra)) return { ...extra, ...own };
-  return Token.asStringMap(Fn.merge([extra, own]));
+function alarmThresholds(given: Partial<AlarmThresholds> | undefined): AlarmThresholds {
+  return Object.fromEntries(
+    Object.entries(ALARM_THRESHOLDS).map(([key, spec]) => [
+      key,
+      given?.[key as keyof AlarmThresholds] ?? spec.default,
+    ]),
+  ) as AlarmThresholds;
 }
 
 function numberAsString(value: number): string {
   return isLiteral(value) ? String(value) : Token.asString(value);
+}
+
+/** The list as one comma-separated string ("" for none, which the runtime reads as unset). */
+function commaJoined(values: string[]): string {
+  return isLiteral(values) ? values.join(",") : Fn.join(",", values);
 }
 
 /** Rejects literal props that the HCL module's variable validations would reject too. */
@@ -270,9 +478,57 @@ function assertProps(props: MemoryTableProps): void {
   assertName(props.name);
   assertImageUri(props.imageUri);
   if (props.timeout !== undefined) assertTimeout(props.timeout);
+  assertWorker(props);
   if (props.logRetentionInDays !== undefined) assertLogRetention(props.logRetentionInDays);
   if (props.environment !== undefined) assertEnvironment(props.environment);
+  assertSecrets(props.secrets, props.environment, props.secretsKmsKeyArns);
+  assertGraphPolicyStatements(props.graphPolicyStatements);
+  assertGraphPolicyArns(props.graphPolicyArns);
   if (props.corsAllowOrigins !== undefined) assertCorsOrigins(props.corsAllowOrigins);
+  assertStream(props);
+  assertKey(props);
+  assertIssuer(props);
+  assertVersions(props);
+  assertAlarms(props);
+}
+
+function assertWorker(props: MemoryTableProps): void {
+  assertWholeNumber("worker_timeout", props.workerTimeout, WORKER_TIMEOUT_SECONDS, " seconds");
+  assertWholeNumber("worker_memory_size", props.workerMemorySize, MEMORY_SIZE_MB, " MB");
+  assertWholeNumber(
+    "worker_reserved_concurrent_executions",
+    props.workerReservedConcurrentExecutions,
+    { min: 1 },
+  );
+  assertWholeNumber(
+    "worker_maximum_retry_attempts",
+    props.workerMaximumRetryAttempts,
+    ASYNC_RETRY_ATTEMPTS,
+  );
+  assertWholeNumber(
+    "worker_maximum_event_age_in_seconds",
+    props.workerMaximumEventAgeInSeconds,
+    ASYNC_EVENT_AGE_SECONDS,
+    " seconds",
+  );
+  assertWholeNumber("max_run_legs", props.maxRunLegs, MAX_RUN_LEGS);
+  assertWebhookHosts(props.webhookAllowedHosts);
+}
+
+function assertStream(props: MemoryTableProps): void {
+  assertWholeNumber("stream_timeout", props.streamTimeout, STREAM_TIMEOUT_SECONDS, " seconds");
+  assertWholeNumber("stream_memory_size", props.streamMemorySize, MEMORY_SIZE_MB, " MB");
+  assertWholeNumber(
+    "stream_reserved_concurrent_executions",
+    props.streamReservedConcurrentExecutions,
+    { min: 1 },
+  );
+  if (props.streamCorsAllowOrigins !== undefined) {
+    assertCorsOrigins(props.streamCorsAllowOrigins, "stream_cors_allow_origins");
+  }
+}
+
+function assertKey(props: MemoryTableProps): void {
   if (props.createKmsKey === false && props.kmsKeyArn === undefined) {
     throw new InvalidConfigurationError(
       "kms_key_arn",
@@ -285,6 +541,9 @@ function assertProps(props: MemoryTableProps): void {
       `expected none when the module creates the key (create_kms_key = true), got ${JSON.stringify(props.kmsKeyArn)}`,
     );
   }
+}
+
+function assertIssuer(props: MemoryTableProps): void {
   if ((props.createCognitoUserPool ?? props.jwtIssuer === undefined) === true) {
     if (props.jwtIssuer !== undefined) {
       throw new InvalidConfigurationError(
@@ -311,6 +570,86 @@ function assertProps(props: MemoryTableProps): void {
       throw new InvalidConfigurationError(
         "jwt_audience",
         "expected at least one audience with jwt_issuer, got none",
+      );
+    }
+  }
+  // The stream function reads them comma-separated (JWT_AUDIENCE).
+  const audiences = props.jwtAudience;
+  if (audiences !== undefined && isLiteral(audiences)) {
+    const joined = audiences.find((audience) => isLiteral(audience) && audience.includes(","));
+    if (joined !== undefined) {
+      throw new InvalidConfigurationError(
+        "jwt_audience",
+        `expected audiences without commas, got ${JSON.stringify(joined)}`,
+      );
+    }
+  }
+}
+
+function assertVersions(props: MemoryTableProps): void {
+  const concurrency = props.provisionedConcurrentExecutions;
+  if (concurrency !== undefined && isLiteral(concurrency)) {
+    if (!Number.isInteger(concurrency) || concurrency < 0) {
+      throw new InvalidConfigurationError(
+        "provisioned_concurrent_executions",
+        `expected a whole number, 0 or more, got ${concurrency}`,
+      );
+    }
+    if (concurrency > 0 && props.publish !== true && !Token.isUnresolved(props.publish)) {
+      throw new InvalidConfigurationError(
+        "provisioned_concurrent_executions",
+        `expected 0 without publish (provisioned concurrency needs a published version), got ${concurrency}`,
+      );
+    }
+    const reserved = props.reservedConcurrentExecutions ?? DEFAULTS.reservedConcurrentExecutions;
+    if (isLiteral(reserved) && concurrency > reserved) {
+      throw new InvalidConfigurationError(
+        "provisioned_concurrent_executions",
+        `expected at most reserved_concurrent_executions (${reserved}), got ${concurrency}`,
+      );
+    }
+  }
+  const alias = props.aliasName;
+  if (alias !== undefined && isLiteral(alias) && !new RegExp(ALIAS_NAME_PATTERN).test(alias)) {
+    throw new InvalidConfigurationError(
+      "alias_name",
+      `expected a letter, then up to 127 letters, digits, - or _, got ${JSON.stringify(alias)}`,
+    );
+  }
+}
+
+function assertAlarms(props: MemoryTableProps): void {
+  const topic = props.alarmSnsTopicArn;
+  if (topic !== undefined && isLiteral(topic) && !new RegExp(SNS_TOPIC_ARN_PATTERN).test(topic)) {
+    throw new InvalidConfigurationError(
+      "alarm_sns_topic_arn",
+      `expected a standard SNS topic ARN, got ${JSON.stringify(topic)}`,
+    );
+  }
+  if (props.createAlarmTopic === true && topic !== undefined) {
+    throw new InvalidConfigurationError(
+      "alarm_sns_topic_arn",
+      `expected none with create_alarm_topic (the alarms notify the created topic), got ${JSON.stringify(topic)}`,
+    );
+  }
+  const alarmsOff = props.createAlarms === undefined || props.createAlarms === false;
+  if (alarmsOff && (props.createAlarmTopic === true || topic !== undefined)) {
+    throw new InvalidConfigurationError(
+      "create_alarms",
+      "expected true with an alarm topic (create_alarm_topic or alarm_sns_topic_arn), got false",
+    );
+  }
+  for (const [key, value] of Object.entries(props.alarmThresholds ?? {})) {
+    if (!(key in ALARM_THRESHOLDS)) {
+      throw new InvalidConfigurationError(
+        "alarm_thresholds",
+        `expected keys among ${Object.keys(ALARM_THRESHOLDS).join(", ")}, got ${JSON.stringify(key)}`,
+      );
+    }
+    if (isLiteral(value) && !(typeof value === "number" && value >= 0)) {
+      throw new InvalidConfigurationError(
+        "alarm_thresholds",
+        `expected ${key} to be a number, 0 or more, got ${JSON.stringify(value)}`,
       );
     }
   }

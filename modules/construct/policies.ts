@@ -1,4 +1,5 @@
 import { DYNAMODB_ITEM_ACTIONS, DYNAMODB_STREAM_ACTIONS } from "../../src/table/iam-actions";
+import { TABLE_DEFINITION } from "../../src/table/definition";
 
 /**
  * The module's IAM policy documents, as plain data (rendered with `jsonencode`): least privilege, one statement per
@@ -31,9 +32,12 @@ export function trustPolicy(
   };
 }
 
-/** The table and its indexes: items are read and written through both. */
+/** The table and each of its indexes by name (never `index/*`): items are read and written through both. */
 export function tableResources(tableArn: string): string[] {
-  return [tableArn, `${tableArn}/index/*`];
+  return [
+    tableArn,
+    ...TABLE_DEFINITION.globalSecondaryIndexes.map((index) => `${tableArn}/index/${index.name}`),
+  ];
 }
 
 export interface FunctionPolicyInput {
@@ -46,7 +50,15 @@ export interface FunctionPolicyInput {
   kmsKeyArn: string;
   region: string;
   logGroupArn: string;
-  deadLetterQueueArn: string;
+  /**
+   * Where failures are sent on this function's behalf with its role: the event source mapping's on-failure
+   * destination, or the on-failure destination of an asynchronously invoked function. None for a synchronous one.
+   */
+  failureDestinationArn?: string;
+  /** The queue an event source mapping feeds this function from: the mapping receives and deletes with the role. */
+  sourceQueueArn?: string;
+  /** The worker function this function hands background runs to (the worker: itself, for its next legs). */
+  workerFunctionArn?: string;
 }
 
 export function functionPolicy(input: FunctionPolicyInput): PolicyDocument {
@@ -66,6 +78,9 @@ export function functionPolicy(input: FunctionPolicyInput): PolicyDocument {
       Resource: [input.streamArn],
     });
   }
+  // Lambda decrypts the environment with the role; SQS only where this role sends to or reads a queue.
+  const usesQueue = input.failureDestinationArn !== undefined || input.sourceQueueArn !== undefined;
+  const services = ["dynamodb", ...(usesQueue ? ["sqs"] : []), "lambda"];
   statements.push(
     {
       // The key is usable only through the services that encrypt this module's data, never directly.
@@ -75,9 +90,7 @@ export function functionPolicy(input: FunctionPolicyInput): PolicyDocument {
       Resource: [input.kmsKeyArn],
       Condition: {
         StringEquals: {
-          "kms:ViaService": ["dynamodb", "sqs", "lambda"].map(
-            (service) => `${service}.${input.region}.amazonaws.com`,
-          ),
+          "kms:ViaService": services.map((service) => `${service}.${input.region}.amazonaws.com`),
         },
       },
     },
@@ -95,13 +108,32 @@ export function functionPolicy(input: FunctionPolicyInput): PolicyDocument {
       Action: ["xray:PutTelemetryRecords", "xray:PutTraceSegments"],
       Resource: "*",
     },
-    {
-      Sid: "DeadLetterQueue",
+  );
+  if (input.failureDestinationArn !== undefined) {
+    statements.push({
+      Sid: "FailureDestination",
       Effect: "Allow",
       Action: ["sqs:SendMessage"],
-      Resource: [input.deadLetterQueueArn],
-    },
-  );
+      Resource: [input.failureDestinationArn],
+    });
+  }
+  if (input.sourceQueueArn !== undefined) {
+    statements.push({
+      Sid: "EventSourceQueue",
+      Effect: "Allow",
+      Action: ["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"],
+      Resource: [input.sourceQueueArn],
+    });
+  }
+  if (input.workerFunctionArn !== undefined) {
+    statements.push({
+      // One function, unqualified (the dispatcher invokes $LATEST by name): no version, alias or wildcard.
+      Sid: "InvokeWorker",
+      Effect: "Allow",
+      Action: ["lambda:InvokeFunction"],
+      Resource: [input.workerFunctionArn],
+    });
+  }
   return { Version: "2012-10-17", Statement: statements };
 }
 
@@ -151,15 +183,15 @@ export function tenantPolicy(tableArn: string, kmsKeyArn: string, region: string
   };
 }
 
-/** The tenant role trusts only the function role, and only with a tenant session tag. */
-export function tenantTrustPolicy(functionRoleArn: string): object {
+/** The tenant role trusts only the roles of the functions that run graphs, and only with a tenant session tag. */
+export function tenantTrustPolicy(graphRoleArns: string[]): object {
   return {
     Version: "2012-10-17",
     Statement: [
       {
-        Sid: "AssumeFromFunction",
+        Sid: "AssumeFromGraphFunctions",
         Effect: "Allow",
-        Principal: { AWS: functionRoleArn },
+        Principal: { AWS: graphRoleArns },
         Action: ["sts:AssumeRole", "sts:TagSession"],
         Condition: { Null: { [`aws:RequestTag/${TENANT_SESSION_TAG}`]: "false" } },
       },

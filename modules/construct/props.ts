@@ -1,11 +1,13 @@
+import { DEFAULT_MAX_RUN_LEGS } from "../../src/runtime/config";
 import { IMAGE_HANDLERS } from "../../src/runtime/environment";
 import {
   DEFAULT_DEADLINE_MARGIN_MS,
   DEFAULT_LOG_LEVEL,
   DEFAULT_TENANT_CLAIM,
 } from "../../src/shared/defaults";
+import type { AlarmThresholds } from "./alarms";
 import type { Flag } from "./expressions";
-import type { Architecture } from "./rules";
+import type { Architecture, GraphPolicyStatement } from "./rules";
 
 /**
  * Props of {@link MemoryTable}. Every value may be a literal or a Terraform reference (the HCL module passes its
@@ -16,9 +18,12 @@ export interface MemoryTableProps {
   readonly name: string;
   /** The function's container image, pinned by digest (`<repo>@sha256:...`). */
   readonly imageUri: string;
-  /** `CMD` of the API function (default `["index.handler"]`); the cleaner runs `cleaner.handler`. */
+  /**
+   * `CMD` of the API function (default `["index.handler"]`); the worker runs `worker.handler`, the stream
+   * function `stream.handler`, the cleaner `cleaner.handler`.
+   */
   readonly imageCommand?: string[];
-  /** `ENTRYPOINT` override for both functions (default: the image's). */
+  /** `ENTRYPOINT` override for every function (default: the image's). */
   readonly imageEntryPoint?: string[];
   readonly architecture?: Architecture;
   /** MB (default 1024). */
@@ -27,8 +32,49 @@ export interface MemoryTableProps {
   readonly timeout?: number;
   /** Default 50. */
   readonly reservedConcurrentExecutions?: number;
-  /** Extra environment variables of the API function (never secrets). */
+  /** Seconds of one leg of a background run in the worker function, 60 to 900 (default 900). */
+  readonly workerTimeout?: number;
+  /** MB of the worker function (default: `memorySize`). */
+  readonly workerMemorySize?: number;
+  /** Background runs running at once (default 20). */
+  readonly workerReservedConcurrentExecutions?: number;
+  /** Retries of a failed worker invocation before its job goes to the failure queue, 0 to 2 (default 2). */
+  readonly workerMaximumRetryAttempts?: number;
+  /**
+   * Seconds a worker invocation may wait (throttled, or between retries) before its job goes to the failure
+   * queue, 60 to 21600 (default 3600).
+   */
+  readonly workerMaximumEventAgeInSeconds?: number;
+  /** Most legs (each at most `workerTimeout`) of one background run, 1 to 999 (default 8). */
+  readonly maxRunLegs?: number;
+  /**
+   * Create the stream function: the whole API from a Lambda function URL in RESPONSE_STREAM mode, for the
+   * streaming routes (Server-Sent Events) and runs longer than API Gateway's 30 s (default true).
+   */
+  readonly createStreamFunction?: Flag;
+  /** Seconds a request to the stream function may take, 30 to 900 (default 900). */
+  readonly streamTimeout?: number;
+  /** MB of the stream function (default: `memorySize`). */
+  readonly streamMemorySize?: number;
+  /** Requests the stream function serves at once, each open stream holding one (default 50). */
+  readonly streamReservedConcurrentExecutions?: number;
+  /** Origins allowed by the function URL's CORS (default: `corsAllowOrigins`). Never `*`. */
+  readonly streamCorsAllowOrigins?: string[];
+  /** Hosts (`host` or `host:port`, lowercase) run webhooks may be posted to over https (default none). */
+  readonly webhookAllowedHosts?: string[];
+  /** Extra environment variables of the functions that run graphs (never secrets: see `secrets`). */
   readonly environment?: Record<string, string>;
+  /**
+   * Variables of the functions that run graphs, read at cold start before the graph module loads: name => ARN
+   * of a Secrets Manager secret or an SSM SecureString parameter. The functions may read exactly these.
+   */
+  readonly secrets?: Record<string, string>;
+  /** Customer-managed KMS keys the secrets are encrypted with (none for AWS managed keys). */
+  readonly secretsKmsKeyArns?: string[];
+  /** Additional IAM statements of the functions that run graphs, by statement id (their own policy). */
+  readonly graphPolicyStatements?: Record<string, GraphPolicyStatement>;
+  /** Managed policies attached to the roles of the functions that run graphs, by a name of yours. */
+  readonly graphPolicyArns?: Record<string, string>;
   /** JWT claim that carries the tenant id (default `custom:tenant_id`). */
   readonly tenantClaim?: string;
   /** Default `info`. */
@@ -62,6 +108,25 @@ export interface MemoryTableProps {
    * the bundled handler does not assume it yet (default false).
    */
   readonly createTenantRole?: Flag;
+  /**
+   * Let the functions that run graphs assume the tenant role (sts:AssumeRole, sts:TagSession on it): only for
+   * code that does; the bundled handler does not (default false).
+   */
+  readonly attachTenantRoleAssumePolicy?: Flag;
+  /** Publish a version of the API function on every change, behind an alias the API invokes (default false). */
+  readonly publish?: Flag;
+  /** Alias of the published version (default `live`). */
+  readonly aliasName?: string;
+  /** Provisioned concurrency of the API function's alias (default 0: none); needs `publish`. */
+  readonly provisionedConcurrentExecutions?: number;
+  /** Create the CloudWatch alarms (default false). */
+  readonly createAlarms?: Flag;
+  /** Create an SNS topic (KMS-encrypted) for the alarms (default false). */
+  readonly createAlarmTopic?: Flag;
+  /** An existing SNS topic the alarms notify, instead of a created one. */
+  readonly alarmSnsTopicArn?: string;
+  /** Alarm thresholds (each defaults to ALARM_THRESHOLDS). */
+  readonly alarmThresholds?: Partial<AlarmThresholds>;
   /** Default `/`. */
   readonly rolePath?: string;
   readonly rolePermissionsBoundary?: string;
@@ -80,6 +145,7 @@ export interface MemoryTableProps {
   readonly kmsKeyTags?: Record<string, string>;
   readonly roleTags?: Record<string, string>;
   readonly ecrTags?: Record<string, string>;
+  readonly alarmTags?: Record<string, string>;
 }
 
 export const DEFAULTS = {
@@ -89,6 +155,19 @@ export const DEFAULTS = {
   memorySize: 1024,
   timeout: 29,
   reservedConcurrentExecutions: 50,
+  // A leg may take a worker function's longest timeout.
+  workerTimeout: 900,
+  workerReservedConcurrentExecutions: 20,
+  // Lambda's own defaults for asynchronous invocations, except the event age: a run queued behind throttling
+  // for an hour is better recorded as failed than started six hours late.
+  workerMaximumRetryAttempts: 2,
+  workerMaximumEventAgeInSeconds: 3600,
+  maxRunLegs: DEFAULT_MAX_RUN_LEGS,
+  // Streaming is how every LangGraph client talks to a server (useStream, Agent Chat UI, runs.stream).
+  createStreamFunction: true,
+  // A stream may last as long as a run: Lambda's longest timeout.
+  streamTimeout: 900,
+  streamReservedConcurrentExecutions: 50,
   tenantClaim: DEFAULT_TENANT_CLAIM,
   logLevel: DEFAULT_LOG_LEVEL,
   deadlineMarginMs: DEFAULT_DEADLINE_MARGIN_MS,
@@ -99,6 +178,8 @@ export const DEFAULTS = {
   rolePath: "/",
   cleanerTimeout: 60,
   cleanerReservedConcurrentExecutions: 2,
+  aliasName: "live",
+  provisionedConcurrentExecutions: 0,
 } as const;
 
 /** Where the module's pieces meet: what one part created and another uses. */

@@ -1,8 +1,8 @@
 import { Construct } from "constructs";
-import { Fn } from "../cdktf";
+import { Fn, Token } from "../cdktf";
 import { IamRole } from "@cdktf/provider-aws/lib/iam-role";
 import { IamRolePolicy } from "@cdktf/provider-aws/lib/iam-role-policy";
-import { attributeOf, countIf, Flag } from "./expressions";
+import { attributeOf, both, countIf, Flag } from "./expressions";
 import {
   assumeTenantRolePolicy,
   functionPolicy,
@@ -23,10 +23,28 @@ export interface RoleProps {
 export class FunctionRole extends Construct {
   readonly role: IamRole;
   readonly policy: IamRolePolicy;
+  /**
+   * Whether the role exists: always, or with its optional function (`count`). Read its attributes from
+   * `roleArn`, `roleId` and `roleName`, which are valid either way.
+   */
+  readonly create: Flag;
+  readonly roleArn: string;
+  readonly roleId: string;
+  readonly roleName: string;
 
-  constructor(scope: Construct, id: string, props: RoleProps, policy: FunctionPolicyInput) {
+  constructor(
+    scope: Construct,
+    id: string,
+    props: RoleProps,
+    policy: FunctionPolicyInput,
+    /** Only for the role of an optional function (default: always created, without `count`). */
+    create?: Flag,
+  ) {
     super(scope, id);
+    const count = create === undefined ? undefined : countIf(create);
+    this.create = create ?? true;
     this.role = new IamRole(this, "role", {
+      count,
       name: props.roleName,
       path: props.path,
       permissionsBoundary: props.permissionsBoundary,
@@ -35,9 +53,15 @@ export class FunctionRole extends Construct {
       ),
       tags: props.tags,
     });
+    const attribute = (name: "arn" | "id" | "name") =>
+      count === undefined ? this.role.getStringAttribute(name) : attributeOf(this.role, name);
+    this.roleArn = attribute("arn");
+    this.roleId = attribute("id");
+    this.roleName = attribute("name");
     this.policy = new IamRolePolicy(this, "policy", {
+      count,
       name: "memory-table",
-      role: this.role.id,
+      role: this.roleId,
       policy: Fn.jsonencode(functionPolicy(policy)),
     });
   }
@@ -45,7 +69,13 @@ export class FunctionRole extends Construct {
 
 export interface TenantRoleProps extends RoleProps {
   create: Flag;
-  functionRole: IamRole;
+  /**
+   * The roles of the functions that run graphs, each with the construct id of its assume policy: the tenant
+   * role trusts them, and with `attachAssumePolicy` they may assume it.
+   */
+  graphRoles: { id: string; role: FunctionRole }[];
+  /** Grant sts:AssumeRole only where code assumes the role (the bundled handler does not). */
+  attachAssumePolicy: Flag;
   tableArn: string;
   kmsKeyArn: string;
   region: string;
@@ -55,7 +85,8 @@ export interface TenantRoleProps extends RoleProps {
 export class TenantRole extends Construct {
   readonly role: IamRole;
   readonly policy: IamRolePolicy;
-  readonly assume: IamRolePolicy;
+  /** One per graph role, by its id (`assume` for the API function's). */
+  readonly assume: Record<string, IamRolePolicy>;
   readonly roleArn: string;
 
   constructor(scope: Construct, id: string, props: TenantRoleProps) {
@@ -66,7 +97,7 @@ export class TenantRole extends Construct {
       name: props.roleName,
       path: props.path,
       permissionsBoundary: props.permissionsBoundary,
-      assumeRolePolicy: Fn.jsonencode(tenantTrustPolicy(props.functionRole.arn)),
+      assumeRolePolicy: Fn.jsonencode(tenantTrustPolicy(graphRoleArns(props.graphRoles))),
       tags: props.tags,
     });
     this.roleArn = attributeOf(this.role, "arn");
@@ -76,11 +107,24 @@ export class TenantRole extends Construct {
       role: attributeOf(this.role, "id"),
       policy: Fn.jsonencode(tenantPolicy(props.tableArn, props.kmsKeyArn, props.region)),
     });
-    this.assume = new IamRolePolicy(this, "assume", {
-      count,
-      name: "assume-tenant-role",
-      role: props.functionRole.id,
-      policy: Fn.jsonencode(assumeTenantRolePolicy(this.roleArn)),
-    });
+    const assume = both(props.create, props.attachAssumePolicy);
+    this.assume = Object.fromEntries(
+      props.graphRoles.map(({ id: assumeId, role }) => [
+        assumeId,
+        new IamRolePolicy(this, assumeId, {
+          count: countIf(both(assume, role.create)),
+          name: "assume-tenant-role",
+          role: role.roleId,
+          policy: Fn.jsonencode(assumeTenantRolePolicy(this.roleArn)),
+        }),
+      ]),
+    );
   }
+}
+
+/** The roles' ARNs; with an optional role among them, only those that exist (`compact`). */
+function graphRoleArns(roles: { role: FunctionRole }[]): string[] {
+  const arns = roles.map(({ role }) => role.roleArn);
+  if (roles.every(({ role }) => role.create === true)) return arns;
+  return Token.asList(Fn.compact(arns));
 }

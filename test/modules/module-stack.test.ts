@@ -22,6 +22,27 @@ const STABLE_ADDRESSES = [
   "aws_cloudwatch_log_group.access_log_group",
   "aws_cloudwatch_log_group.api_log_group",
   "aws_cloudwatch_log_group.cleaner_log_group",
+  "aws_cloudwatch_log_group.worker_log_group",
+  "aws_cloudwatch_log_metric_filter.alarms_function_runs_failed_filter",
+  "aws_cloudwatch_log_metric_filter.alarms_function_runs_timed_out_filter",
+  "aws_cloudwatch_log_metric_filter.alarms_worker_function_runs_failed_filter",
+  "aws_cloudwatch_log_metric_filter.alarms_worker_function_runs_timed_out_filter",
+  "aws_cloudwatch_metric_alarm.alarms_api_5xx_rate",
+  "aws_cloudwatch_metric_alarm.alarms_cleaner_function_errors",
+  "aws_cloudwatch_metric_alarm.alarms_cleaner_function_throttles",
+  "aws_cloudwatch_metric_alarm.alarms_cleaner_iterator_age",
+  "aws_cloudwatch_metric_alarm.alarms_dead_letter_queue",
+  "aws_cloudwatch_metric_alarm.alarms_dynamodb_throttles",
+  "aws_cloudwatch_metric_alarm.alarms_function_errors",
+  "aws_cloudwatch_metric_alarm.alarms_function_runs_failed",
+  "aws_cloudwatch_metric_alarm.alarms_function_runs_timed_out",
+  "aws_cloudwatch_metric_alarm.alarms_function_throttles",
+  "aws_cloudwatch_metric_alarm.alarms_worker_failed_jobs",
+  "aws_cloudwatch_metric_alarm.alarms_worker_failure_queue_age",
+  "aws_cloudwatch_metric_alarm.alarms_worker_function_errors",
+  "aws_cloudwatch_metric_alarm.alarms_worker_function_runs_failed",
+  "aws_cloudwatch_metric_alarm.alarms_worker_function_runs_timed_out",
+  "aws_cloudwatch_metric_alarm.alarms_worker_function_throttles",
   "aws_cognito_user_pool.user_pool",
   "aws_cognito_user_pool_client.user_pool_client",
   "aws_dynamodb_table.table",
@@ -30,17 +51,52 @@ const STABLE_ADDRESSES = [
   "aws_iam_role.cleaner_role",
   "aws_iam_role.function_role",
   "aws_iam_role.tenant_role",
+  "aws_iam_role.worker_role",
   "aws_iam_role_policy.cleaner_role_policy",
+  "aws_iam_role_policy.function_role_graph_secrets",
+  "aws_iam_role_policy.function_role_graph_statements",
   "aws_iam_role_policy.function_role_policy",
   "aws_iam_role_policy.tenant_role_assume",
+  "aws_iam_role_policy.tenant_role_assume_worker_function",
   "aws_iam_role_policy.tenant_role_policy",
+  "aws_iam_role_policy.worker_role_graph_secrets",
+  "aws_iam_role_policy.worker_role_graph_statements",
+  "aws_iam_role_policy.worker_role_policy",
+  "aws_iam_role_policy_attachment.function_role_graph_policies",
+  "aws_iam_role_policy_attachment.worker_role_graph_policies",
   "aws_kms_alias.key_alias",
+  "aws_kms_key.alarms_topic_key",
   "aws_kms_key.key",
+  "aws_lambda_alias.function_alias",
   "aws_lambda_event_source_mapping.cleaner_trigger",
+  "aws_lambda_event_source_mapping.worker_failure_trigger",
   "aws_lambda_function.cleaner_function",
   "aws_lambda_function.function",
+  "aws_lambda_function.worker_function",
+  "aws_lambda_function_event_invoke_config.worker_invoke_config",
   "aws_lambda_permission.http_api_permission",
+  "aws_lambda_provisioned_concurrency_config.function_alias_provisioned_concurrency",
+  "aws_sns_topic.alarms_topic",
+  "aws_sns_topic_policy.alarms_topic_policy",
   "aws_sqs_queue.dead_letter_queue",
+  "aws_sqs_queue.worker_failure_queue",
+  "aws_cloudwatch_log_group.stream_log_group",
+  "aws_iam_role.stream_role",
+  "aws_iam_role_policy.stream_role_policy",
+  "aws_iam_role_policy.stream_role_graph_statements",
+  "aws_iam_role_policy.stream_role_graph_secrets",
+  "aws_iam_role_policy.tenant_role_assume_stream_function",
+  "aws_iam_role_policy_attachment.stream_role_graph_policies",
+  "aws_lambda_function.stream_function",
+  "aws_lambda_function_url.stream_url",
+  "aws_lambda_permission.stream_url_permission",
+  "aws_lambda_permission.stream_invoke_permission",
+  "aws_cloudwatch_metric_alarm.alarms_stream_function_errors",
+  "aws_cloudwatch_metric_alarm.alarms_stream_function_throttles",
+  "aws_cloudwatch_metric_alarm.alarms_stream_function_runs_failed",
+  "aws_cloudwatch_metric_alarm.alarms_stream_function_runs_timed_out",
+  "aws_cloudwatch_log_metric_filter.alarms_stream_function_runs_failed_filter",
+  "aws_cloudwatch_log_metric_filter.alarms_stream_function_runs_timed_out_filter",
   "data.aws_caller_identity.environment_caller",
   "data.aws_partition.environment_partition",
   "data.aws_region.environment_region",
@@ -78,15 +134,83 @@ describe("HCL module stack (synth)", () => {
       "log_retention_in_days",
       "cors_allow_origins",
       "environment",
+      "secrets",
+      "secrets_kms_key_arns",
+      "graph_policy_statements",
+      "graph_policy_arns",
+      "attach_tenant_role_assume_policy",
+      "alias_name",
+      "provisioned_concurrent_executions",
+      "create_alarm_topic",
+      "alarm_sns_topic_arn",
+      "alarm_thresholds",
+      "worker_timeout",
+      "worker_memory_size",
+      "worker_reserved_concurrent_executions",
+      "worker_maximum_retry_attempts",
+      "worker_maximum_event_age_in_seconds",
+      "max_run_legs",
+      "webhook_allowed_hosts",
+      "stream_timeout",
+      "stream_memory_size",
+      "stream_reserved_concurrent_executions",
+      "stream_cors_allow_origins",
+      "jwt_audience",
     ]) {
-      expect(variables[name]!.validation).toEqual([
-        {
+      const rules = variables[name]!.validation as unknown[];
+      expect(rules.length).toBeGreaterThan(0);
+      for (const rule of rules) {
+        expect(rule).toEqual({
           condition: expect.stringMatching(/^\$\{.+\}$/),
           error_message: expect.stringMatching(`^Invalid ${name}: expected`),
-        },
-      ]);
+        });
+      }
     }
+    // Everything new is off by default: a plan of an existing deployment changes nothing but what it must.
+    for (const name of [
+      "publish",
+      "create_alarms",
+      "create_alarm_topic",
+      "attach_tenant_role_assume_policy",
+    ]) {
+      expect({ name, default: variables[name]!.default }).toEqual({ name, default: false });
+    }
+    expect(variables.provisioned_concurrent_executions!.default).toBe(0);
+    expect(variables.secrets!.default).toEqual({});
+    expect(variables.graph_policy_statements!.default).toEqual({});
+    // The environment guard names the refused variables and points to secrets.
+    expect(
+      (variables.environment!.validation as { error_message: string }[])[0]!.error_message,
+    ).toMatch(
+      /^Invalid environment: expected .*give its Secrets Manager or SSM SecureString ARN in secrets instead.*, got \$\{jsonencode\(\[for name, value in var\.environment : name if .+\]\)\}\.$/,
+    );
     expect(variables.timeout!.default).toBe(29);
+    // The worker: Lambda's longest timeout, the API function's memory, Lambda's retries, an hour's wait at most;
+    // eight legs; no webhook host.
+    expect(variables.worker_timeout!.default).toBe(900);
+    expect(variables.worker_memory_size!.default).toBeNull();
+    expect(variables.worker_maximum_retry_attempts!.default).toBe(2);
+    expect(variables.worker_maximum_event_age_in_seconds!.default).toBe(3600);
+    expect(variables.max_run_legs!.default).toBe(8);
+    expect(variables.webhook_allowed_hosts!.default).toEqual([]);
+    // Streaming is on by default (every LangGraph client streams), for up to Lambda's longest timeout; its CORS
+    // origins and memory follow the API function's unless given.
+    expect(variables.create_stream_function!.default).toBe(true);
+    expect(variables.stream_timeout!.default).toBe(900);
+    expect(variables.stream_memory_size!.default).toBeNull();
+    expect(variables.stream_reserved_concurrent_executions!.default).toBe(50);
+    expect(variables.stream_cors_allow_origins!.default).toBeNull();
+    expect(variables.cors_allow_origins!.default).toEqual([]);
+    // Who may call the stream function comes from the authorizer's issuer only, never from environment.
+    expect(
+      (variables.environment!.validation as { error_message: string }[])[1]!.error_message,
+    ).toMatch(
+      /^Invalid environment: expected none of JWT_ISSUER, JWT_AUDIENCE .*, got \$\{jsonencode\(/,
+    );
+    // The worker is no toggle: background runs need it.
+    expect(
+      Object.keys(variables).filter((name) => /worker/.test(name) && name.startsWith("create_")),
+    ).toEqual([]);
     expect(variables.log_retention_in_days!.default).toBe(365);
     expect(variables.create_ecr_repository!.default).toBe(false);
     expect(variables.create_kms_key!.default).toBe(true);
@@ -122,8 +246,50 @@ describe("HCL module stack (synth)", () => {
         "dead_letter_queue_arn",
         "tenant_role_arn",
         "cleaner_role_arn",
+        // Function ARNs and invoke ARNs, log groups, API, stage and authorizer, user pool, key, queue, alarms.
+        "lambda_function_invoke_arn",
+        "lambda_function_qualified_arn",
+        "lambda_function_version",
+        "lambda_alias_name",
+        "lambda_alias_arn",
+        "lambda_alias_invoke_arn",
+        "cleaner_function_arn",
+        "lambda_log_group_arn",
+        "cleaner_log_group_name",
+        "cleaner_log_group_arn",
+        "access_log_group_arn",
+        "api_arn",
+        "stage_id",
+        "stage_arn",
+        "authorizer_id",
+        "cognito_user_pool_arn",
+        "kms_key_id",
+        "dead_letter_queue_url",
+        "alarm_sns_topic_arn",
+        "cloudwatch_metric_alarm_arns",
+        // The background-run worker.
+        "worker_function_name",
+        "worker_function_arn",
+        "worker_role_name",
+        "worker_role_arn",
+        "worker_log_group_name",
+        "worker_log_group_arn",
+        "worker_failure_queue_name",
+        "worker_failure_queue_url",
+        "worker_failure_queue_arn",
+        // Streaming.
+        "stream_url",
+        "stream_function_name",
+        "stream_function_arn",
+        "stream_role_name",
+        "stream_role_arn",
+        "stream_log_group_name",
+        "stream_log_group_arn",
       ]),
     );
+    for (const output of Object.values(synthesize(build()).output!)) {
+      expect(output.description).toEqual(expect.any(String));
+    }
   });
 
   it("gives resources readable addresses without hash suffixes", () => {

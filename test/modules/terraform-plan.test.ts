@@ -1,6 +1,7 @@
 import { describeWithTerraform, TerraformWorkspace } from "./support/terraform";
 import { ROUTES } from "../../src/runtime/routes";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
+import { STREAM_HANDLER } from "../../modules/construct/stream";
 
 const CONSUMER = "test/modules/fixtures/consumer";
 
@@ -73,8 +74,11 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     });
     expect(table.change.after_unknown.server_side_encryption).toEqual([{ kms_key_arn: true }]);
 
-    expect(one(key, "aws_kms_key").change.after).toMatchObject({ enable_key_rotation: true });
-    const keyPolicy = JSON.parse(String(one(key, "aws_kms_key").change.after.policy)) as {
+    const moduleKey = one(key, "aws_kms_key", (change) => change.address.includes(".key["));
+    for (const someKey of inModule(key, "aws_kms_key")) {
+      expect(someKey.change.after).toMatchObject({ enable_key_rotation: true });
+    }
+    const keyPolicy = JSON.parse(String(moduleKey.change.after.policy)) as {
       Statement: {
         Sid: string;
         Principal: unknown;
@@ -90,7 +94,8 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     const plannedGroups = inModule(key, "aws_cloudwatch_log_group").map((group) =>
       String(group.change.after.name),
     );
-    expect(plannedGroups).toHaveLength(3);
+    // The stream function's group only where it is created (support).
+    expect(plannedGroups).toHaveLength(key === "support" ? 5 : 4);
     expect(
       [...logsStatement.Condition!.ArnEquals!["kms:EncryptionContext:aws:logs:arn"]!].sort(),
     ).toEqual(
@@ -103,7 +108,16 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
         tracing_config: [{ mode: "Active" }],
       });
       expect(fn.change.after.reserved_concurrent_executions).toBeGreaterThan(0);
-      expect(fn.change.after_unknown.dead_letter_config).toEqual([{ target_arn: true }]);
+      // Invoked synchronously (API Gateway, the stream mapping), or with an on-failure destination (the worker):
+      // no dead-letter queue.
+      expect(fn.change.after.dead_letter_config).toEqual([]);
+      expect(fn.change.after.logging_config).toEqual([
+        expect.objectContaining({
+          log_format: "JSON",
+          application_log_level: "INFO",
+          system_log_level: "INFO",
+        }),
+      ]);
       expect(isSet(fn, "kms_key_arn")).toBe(true);
     }
     const api = one(
@@ -115,11 +129,82 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     expect(api.change.after.image_config).toEqual([
       { command: [IMAGE_HANDLERS.api], entry_point: null, working_directory: null },
     ]);
-    const variables = (api.change.after.environment as { variables: Record<string, string> }[])[0]!
-      .variables;
-    expect(variables).toMatchObject({
-      [ENVIRONMENT.tableName]: `agents-${key}`,
-      GRAPH_MODULE: "graphs/booking.js",
+    const worker = one(
+      key,
+      "aws_lambda_function",
+      (fn) => fn.change.after.function_name === `agents-${key}-worker`,
+    );
+    expect(worker.change.after).toMatchObject({
+      image_uri: api.change.after.image_uri,
+      image_config: [
+        { command: [IMAGE_HANDLERS.worker], entry_point: null, working_directory: null },
+      ],
+      timeout: key === "support" ? 600 : 900,
+      memory_size: api.change.after.memory_size,
+      reserved_concurrent_executions: key === "support" ? 10 : 20,
+    });
+    if (key === "billing") {
+      const variablesOf = (fn: ResourceChange) =>
+        (fn.change.after.environment as { variables: Record<string, string> }[])[0]!.variables;
+      const runtime = {
+        [ENVIRONMENT.tableName]: `agents-${key}`,
+        [ENVIRONMENT.logLevel]: "info",
+        [ENVIRONMENT.deadlineMarginMs]: "3000",
+        [ENVIRONMENT.maxRunLegs]: "8",
+        [ENVIRONMENT.webhookAllowedHosts]: "",
+        GRAPH_MODULE: "graphs/booking.js",
+        MAX_TOKENS: "4096",
+      };
+      expect(variablesOf(api)).toEqual({
+        ...runtime,
+        [ENVIRONMENT.tenantClaim]: "custom:tenant_id",
+        [ENVIRONMENT.workerFunctionName]: `agents-${key}-worker`,
+      });
+      expect(variablesOf(worker)).toEqual({
+        ...runtime,
+        [ENVIRONMENT.workerFunctionName]: `agents-${key}-worker`,
+      });
+    } else {
+      // A secret's ARN is known only after apply, and so is the variable that carries the ARNs.
+      expect(api.change.after_unknown.environment).toEqual([{ variables: true }]);
+      expect(worker.change.after_unknown.environment).toEqual([{ variables: true }]);
+    }
+
+    // The worker: Lambda retries a failed leg, then sends its job to the worker's own queue, which feeds it.
+    const invokeConfig = one(key, "aws_lambda_function_event_invoke_config");
+    expect(invokeConfig.change.after).toMatchObject({
+      function_name: `agents-${key}-worker`,
+      maximum_retry_attempts: 2,
+      maximum_event_age_in_seconds: 3600,
+    });
+    expect(invokeConfig.change.after_unknown.destination_config).toEqual([
+      expect.objectContaining({ on_failure: [{ destination: true }] }),
+    ]);
+    const failureQueue = one(
+      key,
+      "aws_sqs_queue",
+      (queue) => queue.change.after.name === `agents-${key}-worker-failures`,
+    );
+    expect(failureQueue.change.after).toMatchObject({
+      message_retention_seconds: 1209600,
+      visibility_timeout_seconds: 6 * (key === "support" ? 600 : 900),
+      tags: { team: key },
+    });
+    const failureTrigger = one(
+      key,
+      "aws_lambda_event_source_mapping",
+      // The queue's mapping filters nothing; the stream's keeps only removals of thread records.
+      (mapping) => (mapping.change.after.filter_criteria as unknown[]).length === 0,
+    );
+    expect(failureTrigger.change.after).toMatchObject({
+      batch_size: 5,
+      function_response_types: ["ReportBatchItemFailures"],
+      scaling_config: [{ maximum_concurrency: 2 }],
+      tags: { team: key },
+    });
+    expect(failureTrigger.change.after_unknown).toMatchObject({
+      event_source_arn: true,
+      function_name: true,
     });
 
     for (const role of inModule(key, "aws_iam_role").filter(
@@ -130,7 +215,11 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
       });
     }
 
-    const permission = one(key, "aws_lambda_permission");
+    const permission = one(
+      key,
+      "aws_lambda_permission",
+      (change) => change.change.after.principal !== "*",
+    );
     expect(permission.change.after).toMatchObject({
       action: "lambda:InvokeFunction",
       principal: "apigateway.amazonaws.com",
@@ -155,9 +244,16 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
       expect(group.change.after.retention_in_days).toBe(365);
       expect(isSet(group, "kms_key_id")).toBe(true);
     }
-    expect(isSet(one(key, "aws_sqs_queue"), "kms_master_key_id")).toBe(true);
+    const queues = inModule(key, "aws_sqs_queue");
+    expect(queues).toHaveLength(2);
+    for (const queue of queues) expect(isSet(queue, "kms_master_key_id")).toBe(true);
 
-    const trigger = one(key, "aws_lambda_event_source_mapping");
+    const trigger = one(
+      key,
+      "aws_lambda_event_source_mapping",
+      (mapping) => mapping !== failureTrigger,
+    );
+    expect(trigger.change.after.tags).toEqual({ team: key });
     expect(
       JSON.parse(
         String(
@@ -169,7 +265,6 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
       eventName: ["REMOVE"],
       dynamodb: { Keys: { sk: { S: ["m"] } } },
     });
-    expect(inModule(key, "aws_ecr_repository")).toHaveLength(0);
   });
 
   it("creates a user pool for the default instance and trusts the external issuer of the other", () => {
@@ -196,11 +291,123 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     expect(one("billing", "aws_apigatewayv2_api").change.after.cors_configuration).toEqual([]);
   });
 
+  it("plans every toggle on: graph permissions and secrets, alias with provisioned concurrency, alarms with their topic, ECR", () => {
+    const key = "support";
+    // A graph extra of one role: the API function's, or the worker's (the same extras).
+    const policy = (name: string, role = "function_role") =>
+      one(
+        key,
+        "aws_iam_role_policy",
+        (change) => change.change.after.name === name && change.address.includes(`.${role}_graph`),
+      );
+    // The graph's statements are known at plan; its secrets' ARNs (one is created in the same apply) are not.
+    expect(JSON.parse(String(policy("graph-statements").change.after.policy))).toEqual({
+      Version: "2012-10-17",
+      Statement: [
+        {
+          Sid: "DenyOtherRegions",
+          Effect: "Deny",
+          Action: ["bedrock:InvokeModel"],
+          Resource: ["*"],
+          Condition: { StringNotEquals: { "aws:RequestedRegion": ["eu-west-1"] } },
+        },
+        {
+          Sid: "InvokeModel",
+          Effect: "Allow",
+          Action: ["bedrock:InvokeModel"],
+          Resource: [
+            "arn:aws:bedrock:eu-west-1::foundation-model/anthropic.claude-3-5-sonnet-20240620-v1:0",
+          ],
+        },
+      ],
+    });
+    expect(policy("graph-statements", "worker_role").change.after.policy).toBe(
+      policy("graph-statements").change.after.policy,
+    );
+    expect(policy("graph-statements", "stream_role").change.after.policy).toBe(
+      policy("graph-statements").change.after.policy,
+    );
+    for (const role of ["function_role", "worker_role", "stream_role"]) {
+      expect(policy("graph-secrets", role).change.after_unknown.policy).toBe(true);
+      const attachment = one(key, "aws_iam_role_policy_attachment", (change) =>
+        change.address.includes(`.${role}_graph_policies`),
+      );
+      expect(attachment.address).toMatch(/\["search"\]$/);
+      expect(attachment.change.after_unknown.policy_arn).toBe(true);
+    }
+    // Both functions that run graphs may assume the tenant role.
+    const assumes = inModule(key, "aws_iam_role_policy").filter(
+      (change) => change.change.after.name === "assume-tenant-role",
+    );
+    expect(assumes.map((change) => change.address.replace(/^.*\./, "")).sort()).toEqual([
+      "tenant_role_assume[0]",
+      "tenant_role_assume_stream_function[0]",
+      "tenant_role_assume_worker_function[0]",
+    ]);
+    for (const assume of assumes) expect(assume.change.after_unknown.policy).toBe(true);
+
+    expect(one(key, "aws_lambda_function", (fn) => fn.change.after.publish === true)).toBeDefined();
+    expect(one(key, "aws_lambda_alias").change.after.name).toBe("live");
+    expect(one(key, "aws_lambda_provisioned_concurrency_config").change.after).toMatchObject({
+      provisioned_concurrent_executions: 2,
+      qualifier: "live",
+    });
+    expect(
+      one(key, "aws_lambda_permission", (change) => change.change.after.principal !== "*").change
+        .after.qualifier,
+    ).toBe("live");
+
+    const alarms = inModule(key, "aws_cloudwatch_metric_alarm");
+    // 16, and the stream function's errors, throttles, failed and timed-out runs.
+    expect(alarms).toHaveLength(20);
+    for (const alarm of alarms) {
+      expect(String(alarm.change.after.alarm_name)).toMatch(/^agents-support-/);
+      expect(alarm.change.after.tags).toEqual({ team: key });
+      expect(alarm.change.after_unknown.alarm_actions).toBe(true);
+    }
+    expect(inModule(key, "aws_cloudwatch_log_metric_filter")).toHaveLength(6);
+    expect(one(key, "aws_sns_topic").change.after.name).toBe("agents-support-alarms");
+    expect(inModule(key, "aws_kms_key")).toHaveLength(2);
+    expect(inModule(key, "aws_ecr_repository")).toHaveLength(1);
+  });
+
+  it("plans every toggle off: none of the optional resources", () => {
+    for (const type of [
+      "aws_iam_role_policy_attachment",
+      "aws_lambda_alias",
+      "aws_lambda_provisioned_concurrency_config",
+      "aws_cloudwatch_metric_alarm",
+      "aws_cloudwatch_log_metric_filter",
+      "aws_sns_topic",
+      "aws_sns_topic_policy",
+      "aws_ecr_repository",
+      "aws_lambda_function_url",
+    ]) {
+      expect({ type, planned: inModule("billing", type).length }).toEqual({ type, planned: 0 });
+    }
+    // No stream function, and so no public permission, role or log group of its own.
+    expect(
+      inModule("billing", "aws_lambda_function")
+        .map((fn) => fn.change.after.function_name)
+        .sort(),
+    ).toEqual(["agents-billing", "agents-billing-cleaner", "agents-billing-worker"]);
+    expect(inModule("billing", "aws_lambda_permission")).toHaveLength(1);
+    expect(
+      inModule("billing", "aws_iam_role_policy")
+        .map((policy) => policy.change.after.name)
+        .sort(),
+    ).toEqual(["memory-table", "memory-table", "memory-table"]);
+    expect(inModule("billing", "aws_kms_key")).toHaveLength(1);
+    expect(one("billing", "aws_lambda_permission").change.after.qualifier).toBeNull();
+  });
+
   it("creates the tenant-scoped role only where asked, every role named after the region", () => {
     expect(inModule("support", "aws_iam_role").map((r) => r.change.after.name)).toEqual(
       expect.arrayContaining([
         "agents-support-function-eu-west-1",
         "agents-support-cleaner-eu-west-1",
+        "agents-support-worker-eu-west-1",
+        "agents-support-stream-eu-west-1",
         "agents-support-tenant-eu-west-1",
       ]),
     );
@@ -208,6 +415,63 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
       inModule("billing", "aws_iam_role")
         .map((r) => r.change.after.name)
         .sort(),
-    ).toEqual(["agents-billing-cleaner-eu-west-1", "agents-billing-function-eu-west-1"]);
+    ).toEqual([
+      "agents-billing-cleaner-eu-west-1",
+      "agents-billing-function-eu-west-1",
+      "agents-billing-worker-eu-west-1",
+    ]);
+  });
+
+  it("plans the stream function behind a function URL in RESPONSE_STREAM mode where it is on", () => {
+    const key = "support";
+    const api = one(
+      key,
+      "aws_lambda_function",
+      (fn) => fn.change.after.function_name === `agents-${key}`,
+    );
+    const stream = one(
+      key,
+      "aws_lambda_function",
+      (fn) => fn.change.after.function_name === `agents-${key}-stream`,
+    );
+    expect(stream.change.after).toMatchObject({
+      image_uri: api.change.after.image_uri,
+      image_config: [{ command: [STREAM_HANDLER], entry_point: null, working_directory: null }],
+      timeout: 600,
+      memory_size: api.change.after.memory_size,
+      reserved_concurrent_executions: 50,
+      tracing_config: [{ mode: "Active" }],
+      dead_letter_config: [],
+      tags: { team: key },
+    });
+    // The user pool's issuer and its app client: both unknown until apply, like the secrets' ARNs.
+    expect(stream.change.after_unknown.environment).toEqual([{ variables: true }]);
+    const url = one(key, "aws_lambda_function_url");
+    expect(url.change.after).toMatchObject({
+      authorization_type: "NONE",
+      invoke_mode: "RESPONSE_STREAM",
+      qualifier: null,
+      cors: [
+        expect.objectContaining({
+          allow_origins: ["http://localhost:5173", "https://support.example.com"],
+          allow_credentials: false,
+          allow_headers: ["authorization", "content-type", "last-event-id"],
+        }),
+      ],
+    });
+    expect(url.change.after.function_name).toBe(`agents-${key}-stream`);
+    expect(url.change.after_unknown).toMatchObject({ function_url: true });
+    const publicPermissions = inModule(key, "aws_lambda_permission")
+      .filter((change) => change.change.after.principal === "*")
+      .map((change) => change.change.after.action)
+      .sort();
+    expect(publicPermissions).toEqual(["lambda:InvokeFunction", "lambda:InvokeFunctionUrl"]);
+    expect(
+      one(
+        key,
+        "aws_lambda_permission",
+        (change) => change.change.after.action === "lambda:InvokeFunctionUrl",
+      ).change.after.function_url_auth_type,
+    ).toBe("NONE");
   });
 });

@@ -6,12 +6,16 @@ import {
 import { TABLE_DEFINITION } from "../../../src/table/definition";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../../src/runtime/environment";
 import { ROUTES } from "../../../src/runtime/routes";
+import { SECRET_VALUE_PATTERN, secretLikeNames } from "../../../modules/construct/rules";
+import { SCANNER_EXCEPTIONS } from "../../../modules/construct/scanner-exceptions";
+import { STREAM_HANDLER } from "../../../modules/construct/stream";
 import { parseJsonencode } from "./hcl-expression";
 import { onlyResource, ref, resourcesOf, Synthesized } from "./synthesized";
 
 /**
  * The security bar of notes/terraform-module.md (the checkov / trivy / KICS rules that apply), asserted on a
- * synthesized stack: the construct used directly and the module stack must both pass it.
+ * synthesized stack: the construct used directly and the module stack must both pass it, failing exactly the
+ * rules of SCANNER_EXCEPTIONS (each documented in the module README with its rule ids).
  */
 
 interface Statement {
@@ -37,7 +41,93 @@ function bySid(statements: Statement[]): Record<string, Statement> {
   return Object.fromEntries(statements.map((statement) => [statement.Sid, statement]));
 }
 
-/** Every resource kind of the bar, with the exact IAM actions of each statement of each role. */
+/**
+ * Policies whose statements Terraform computes from the graph inputs (for-expressions over the given statements
+ * and secrets): terraform test checks them on evaluated values; here, only which roles they attach to.
+ */
+export const COMPUTED_POLICIES = ["graph-statements", "graph-secrets"];
+
+/** The resource types of the module that AWS lets carry tags (the provider schema's `tags` argument). */
+export const TAGGABLE_TYPES = [
+  "aws_apigatewayv2_api",
+  "aws_apigatewayv2_stage",
+  "aws_cloudwatch_log_group",
+  "aws_cloudwatch_metric_alarm",
+  "aws_cognito_user_pool",
+  "aws_dynamodb_table",
+  "aws_ecr_repository",
+  "aws_iam_role",
+  "aws_kms_key",
+  "aws_lambda_event_source_mapping",
+  "aws_lambda_function",
+  "aws_sns_topic",
+  "aws_sqs_queue",
+];
+
+/** What each exception of SCANNER_EXCEPTIONS looks like: present, so the list cannot go stale. */
+const EXCEPTION_CHECKS: Record<
+  keyof typeof SCANNER_EXCEPTIONS,
+  (synthesized: Synthesized) => boolean
+> = {
+  lambdaInVpc: (synthesized) =>
+    resourcesOf(synthesized, "aws_lambda_function").every(([, fn]) => fn.vpc_config === undefined),
+  lambdaCodeSigning: (synthesized) =>
+    resourcesOf(synthesized, "aws_lambda_function").every(
+      ([, fn]) => fn.code_signing_config_arn === undefined,
+    ),
+  lambdaDeadLetterQueue: (synthesized) =>
+    resourcesOf(synthesized, "aws_lambda_function").every(
+      ([, fn]) => fn.dead_letter_config === undefined,
+    ),
+  lambdaFunctionUrlAuth: (synthesized) =>
+    resourcesOf(synthesized, "aws_lambda_function_url").some(
+      ([, url]) => url.authorization_type === "NONE",
+    ),
+  lambdaPublicPermission: (synthesized) =>
+    resourcesOf(synthesized, "aws_lambda_permission").some(
+      ([, permission]) => permission.principal === "*",
+    ),
+};
+
+/**
+ * `<name>` of a reference to a resource, plain (`${<type>.<name>.<attribute>}`) or of one with count
+ * (`${one(<type>.<name>[*].<attribute>)}`).
+ */
+function nameIn(reference: unknown, type: string): string {
+  const match = new RegExp(`${type}\\.([A-Za-z0-9_-]+)`).exec(String(reference));
+  if (!match) throw new Error(`Expected a reference to a ${type}, got ${String(reference)}`);
+  return match[1]!;
+}
+
+/** A reference to an attribute, plain, or through `one(...)` when the resource has count. */
+function refTo(synthesized: Synthesized, type: string, name: string, attribute: string): string {
+  const counted = synthesized.resource[type]?.[name]?.count !== undefined;
+  return counted ? `\${one(${type}.${name}[*].${attribute})}` : ref(type, name, attribute);
+}
+
+/** `<name>` of a plain reference `${<type>.<name>.<attribute>}`. */
+function referencedName(reference: string, type: string): string {
+  const match = new RegExp(`^\\$\\{${type}\\.([^.]+)\\.[a-z_]+\\}$`).exec(reference);
+  if (!match) throw new Error(`Expected a reference to a ${type}, got ${reference}`);
+  return match[1]!;
+}
+
+/**
+ * The log groups a key policy names: a list, or (the HCL module, whose stream function is a toggle) the locals
+ * `concat(local.<always>, var.create_stream_function ? [local.<stream>] : [])`, read with the toggle on, as the
+ * synthesized resources are listed.
+ */
+function logGroupArnsIn(value: unknown, synthesized: Synthesized): string[] {
+  if (Array.isArray(value)) return value as string[];
+  const match =
+    /^\$\{concat\(local\.([A-Za-z0-9_]+), var\.create_stream_function \? \[local\.([A-Za-z0-9_]+)\] : \[\]\)\}$/.exec(
+      String(value),
+    );
+  if (!match) throw new Error(`Unexpected log group ARNs in the key policy: ${String(value)}`);
+  const locals = (synthesized as unknown as { locals: Record<string, unknown> }).locals;
+  return [...(locals[match[1]!] as string[]), locals[match[2]!] as string];
+}
+
 export function expectSecurityBar(synthesized: Synthesized): void {
   // DynamoDB: PITR, SSE with the customer-managed key, deletion protection, the shared definition.
   const [tableName, table] = onlyResource(synthesized, "aws_dynamodb_table");
@@ -57,35 +147,49 @@ export function expectSecurityBar(synthesized: Synthesized): void {
   expect(keyArn).toMatch(/aws_kms_key\./);
   const tableArn = ref("aws_dynamodb_table", tableName, "arn");
   const streamArn = ref("aws_dynamodb_table", tableName, "stream_arn");
+  const indexArns = TABLE_DEFINITION.globalSecondaryIndexes.map(
+    (index) => `${tableArn}/index/${index.name}`,
+  );
 
-  // KMS: rotation, no `*` principal, CloudWatch Logs limited to this module's log groups, jsonencode.
-  const [, key] = onlyResource(synthesized, "aws_kms_key");
-  expect(key.enable_key_rotation).toBe(true);
-  expect(key.policy).toMatch(/^\$\{jsonencode\(/);
-  const keyStatements = bySid(policyStatements(key.policy));
-  for (const statement of Object.values(keyStatements)) {
-    expect(JSON.stringify(statement.Principal)).not.toMatch(/"\*"/);
+  // KMS: rotation, no `*` principal, policies written with jsonencode; the module's key serves CloudWatch Logs
+  // for this module's log groups only.
+  for (const [, someKey] of resourcesOf(synthesized, "aws_kms_key")) {
+    expect(someKey.enable_key_rotation).toBe(true);
+    expect(someKey.policy).toMatch(/^\$\{jsonencode\(/);
+    for (const statement of policyStatements(someKey.policy)) {
+      expect(JSON.stringify(statement.Principal)).not.toMatch(/"\*"/);
+    }
   }
+  const keyName = /aws_kms_key\.([A-Za-z0-9_]+)/.exec(keyArn)![1]!;
+  const key = synthesized.resource.aws_kms_key![keyName]!;
+  const keyStatements = bySid(policyStatements(key.policy));
   const logsStatement = keyStatements.CloudWatchLogsForThisModule!;
   expect(logsStatement.Principal).toEqual({
     Service: expect.stringMatching(/^logs\..+\.amazonaws\.com$/),
   });
-  const logArns = logsStatement.Condition!.ArnEquals![
-    "kms:EncryptionContext:aws:logs:arn"
-  ] as string[];
+  const logArns = logGroupArnsIn(
+    logsStatement.Condition!.ArnEquals!["kms:EncryptionContext:aws:logs:arn"],
+    synthesized,
+  );
   // Log groups: retention and the key.
   const logGroups = resourcesOf(synthesized, "aws_cloudwatch_log_group");
-  expect(logGroups).toHaveLength(3);
+  // The API function's, the worker's, the stream function's, the cleaner's, the access logs'.
+  expect(logGroups).toHaveLength(5);
   // The key serves exactly the groups the module creates: same names, in this partition, region and account.
   const [regionSource] = Object.keys(synthesized.data?.aws_region ?? {});
   const [partitionSource] = Object.keys(synthesized.data?.aws_partition ?? {});
-  const region = `\${data.aws_region.${regionSource}.name}`;
+  // The region by `id`: the same on provider 5.x and 6.x (6.0 deprecates `name`).
+  const region = `\${data.aws_region.${regionSource}.id}`;
   const arnPrefix = `arn:\${data.aws_partition.${partitionSource}.partition}:logs:${region}:`;
   const accountOf = (arn: string) => arn.slice(arnPrefix.length, arn.indexOf(":log-group:"));
   const account = accountOf(logArns[0]!);
   expect(account).toMatch(/^(\d{12}|\$\{.+\})$/);
+  // (A group turned off in TypeScript, `count: 0`, is not created, and not named.)
   expect([...logArns].sort()).toEqual(
-    logGroups.map(([, group]) => `${arnPrefix}${account}:log-group:${String(group.name)}`).sort(),
+    logGroups
+      .filter(([, group]) => group.count !== 0)
+      .map(([, group]) => `${arnPrefix}${account}:log-group:${String(group.name)}`)
+      .sort(),
   );
   for (const [, group] of logGroups) {
     expect(group.retention_in_days).toBeDefined();
@@ -96,51 +200,151 @@ export function expectSecurityBar(synthesized: Synthesized): void {
       pattern.test(String(group.name)),
     )[0];
 
-  // SQS dead-letter queue: encrypted with the key.
-  const [queueName, queue] = onlyResource(synthesized, "aws_sqs_queue");
-  expect(queue.kms_master_key_id).toBe(keyArn);
-  const queueArn = ref("aws_sqs_queue", queueName, "arn");
+  // SQS (the cleaner's on-failure destination, the worker's failure queue): encrypted with the key, kept 14 days.
+  const queues = resourcesOf(synthesized, "aws_sqs_queue");
+  expect(queues).toHaveLength(2);
+  for (const [, someQueue] of queues) {
+    expect(someQueue).toMatchObject({
+      kms_master_key_id: keyArn,
+      message_retention_seconds: 1209600,
+    });
+  }
 
-  // Lambda: image by digest, X-Ray Active, reserved concurrency, DLQ, key for the environment, no secrets.
+  // Lambda: image by digest, X-Ray Active, reserved concurrency, key for the environment, JSON logs, no secrets;
+  // exactly the documented exceptions (no VPC, no code signing, no dead-letter queue: the API function and the
+  // cleaner are invoked synchronously, the worker has an on-failure destination instead).
   const functions = resourcesOf(synthesized, "aws_lambda_function");
-  expect(functions).toHaveLength(2);
+  expect(functions).toHaveLength(4);
+  for (const [exception, holds] of Object.entries(EXCEPTION_CHECKS)) {
+    expect({ exception, holds: holds(synthesized) }).toEqual({ exception, holds: true });
+  }
   for (const [, fn] of functions) {
     expect(fn).toMatchObject({
       package_type: "Image",
       tracing_config: { mode: "Active" },
-      dead_letter_config: { target_arn: queueArn },
       kms_key_arn: keyArn,
+      logging_config: { log_format: "JSON", system_log_level: "INFO" },
     });
     expect(fn.reserved_concurrent_executions).toBeDefined();
     expect(fn.environment).toBeDefined();
-    expect(JSON.stringify(fn.environment)).not.toMatch(/secret|password|token/i);
+    expectNoPlaintextSecrets((fn.environment as { variables: unknown }).variables);
   }
   const commandOf = (fn: Record<string, unknown>) =>
     (fn.image_config as { command: string[] }).command;
+  const runs = (handler: string) => (fn: Record<string, unknown>) =>
+    JSON.stringify(commandOf(fn)).includes(handler);
   const [apiFunctionName, apiFunction] = onlyResource(
     synthesized,
     "aws_lambda_function",
-    (fn) => !JSON.stringify(commandOf(fn)).includes(IMAGE_HANDLERS.cleaner),
+    (fn) =>
+      !runs(IMAGE_HANDLERS.cleaner)(fn) &&
+      !runs(IMAGE_HANDLERS.worker)(fn) &&
+      !runs(STREAM_HANDLER)(fn),
   );
-  const [cleanerName, cleaner] = onlyResource(synthesized, "aws_lambda_function", (fn) =>
-    JSON.stringify(commandOf(fn)).includes(IMAGE_HANDLERS.cleaner),
+  const [streamName, stream] = onlyResource(
+    synthesized,
+    "aws_lambda_function",
+    runs(STREAM_HANDLER),
+  );
+  const [cleanerName, cleaner] = onlyResource(
+    synthesized,
+    "aws_lambda_function",
+    runs(IMAGE_HANDLERS.cleaner),
+  );
+  const [workerName, worker] = onlyResource(
+    synthesized,
+    "aws_lambda_function",
+    runs(IMAGE_HANDLERS.worker),
   );
   expect(commandOf(cleaner)).toEqual([IMAGE_HANDLERS.cleaner]);
+  expect(commandOf(worker)).toEqual([IMAGE_HANDLERS.worker]);
+  expect(commandOf(stream)).toEqual([STREAM_HANDLER]);
   expect(cleaner.image_uri).toBe(apiFunction.image_uri);
-  const apiVariables = (apiFunction.environment as { variables: unknown }).variables;
-  for (const name of [
+  expect(worker.image_uri).toBe(apiFunction.image_uri);
+  expect(stream.image_uri).toBe(apiFunction.image_uri);
+  const variablesOf = (fn: Record<string, unknown>) =>
+    JSON.stringify((fn.environment as { variables: unknown }).variables);
+  const runtimeNames = [
     ENVIRONMENT.tableName,
-    ENVIRONMENT.tenantClaim,
     ENVIRONMENT.logLevel,
     ENVIRONMENT.deadlineMarginMs,
-  ]) {
-    expect(JSON.stringify(apiVariables)).toContain(name);
+    ENVIRONMENT.maxRunLegs,
+    ENVIRONMENT.webhookAllowedHosts,
+    ENVIRONMENT.workerFunctionName,
+  ];
+  for (const name of [...runtimeNames, ENVIRONMENT.tenantClaim]) {
+    expect(variablesOf(apiFunction)).toContain(name);
   }
-  expect(JSON.stringify(apiVariables)).toContain(`aws_dynamodb_table.${tableName}.name`);
+  for (const name of runtimeNames) expect(variablesOf(worker)).toContain(name);
+  // The stream function: the API function's environment, and who may call (it verifies the JWT itself).
+  for (const name of [
+    ...runtimeNames,
+    ENVIRONMENT.tenantClaim,
+    ENVIRONMENT.jwtIssuer,
+    ENVIRONMENT.jwtAudience,
+  ]) {
+    expect(variablesOf(stream)).toContain(name);
+  }
+  for (const name of [ENVIRONMENT.jwtIssuer, ENVIRONMENT.jwtAudience]) {
+    expect(variablesOf(apiFunction)).not.toContain(name);
+    expect(variablesOf(worker)).not.toContain(name);
+  }
+  for (const fn of [apiFunction, worker, stream]) {
+    expect(variablesOf(fn)).toContain(`aws_dynamodb_table.${tableName}.name`);
+  }
+  // The API and stream functions name the worker by reference: they are created once the worker exists.
+  expect(variablesOf(apiFunction)).toContain(`aws_lambda_function.${workerName}.function_name`);
+  expect(variablesOf(stream)).toContain(`aws_lambda_function.${workerName}.function_name`);
+  // The cleaner runs no graph and hands nothing over.
+  expect(variablesOf(cleaner)).not.toContain(ENVIRONMENT.workerFunctionName);
+
+  // The stream's event source mapping: failures to the cleaner's queue.
+  const [, mapping] = onlyResource(
+    synthesized,
+    "aws_lambda_event_source_mapping",
+    (config) => config.event_source_arn === streamArn,
+  );
+  const queueArn = String(
+    (mapping.destination_config as { on_failure: { destination_arn: string } }).on_failure
+      .destination_arn,
+  );
+  const queueName = referencedName(queueArn, "aws_sqs_queue");
+  expect(queueArn).toBe(ref("aws_sqs_queue", queueName, "arn"));
+
+  // The worker, invoked asynchronously: Lambda retries, then sends the job to the worker's failure queue, which
+  // feeds the worker (reporting the records it could not handle); no other function has either.
+  const [, invokeConfig] = onlyResource(synthesized, "aws_lambda_function_event_invoke_config");
+  expect(invokeConfig.function_name).toBe(ref("aws_lambda_function", workerName, "function_name"));
+  expect(invokeConfig.qualifier).toBeUndefined();
+  expect(invokeConfig.maximum_retry_attempts).toBeDefined();
+  expect(invokeConfig.maximum_event_age_in_seconds).toBeDefined();
+  const workerQueueArn = String(
+    (invokeConfig.destination_config as { on_failure: { destination: string } }).on_failure
+      .destination,
+  );
+  const workerQueueName = referencedName(workerQueueArn, "aws_sqs_queue");
+  expect(workerQueueArn).toBe(ref("aws_sqs_queue", workerQueueName, "arn"));
+  expect(workerQueueName).not.toBe(queueName);
+  const [, workerTrigger] = onlyResource(
+    synthesized,
+    "aws_lambda_event_source_mapping",
+    (config) => config.event_source_arn === workerQueueArn,
+  );
+  expect(workerTrigger).toMatchObject({
+    function_name: ref("aws_lambda_function", workerName, "arn"),
+    function_response_types: ["ReportBatchItemFailures"],
+  });
+  expect(workerTrigger.batch_size).toBeLessThanOrEqual(10);
+  expect(resourcesOf(synthesized, "aws_lambda_event_source_mapping")).toHaveLength(2);
+  // The queue feeding the worker hides a record for longer than the worker may take on it.
+  expect(
+    String(synthesized.resource.aws_sqs_queue![workerQueueName]!.visibility_timeout_seconds),
+  ).toMatch(/^(\d+|\$\{\(var\.worker_timeout \* 6\)\})$/);
+  // The worker's own ARN, as the roles name it: unqualified, in this partition, region and account.
+  const workerArn = `arn:\${data.aws_partition.${partitionSource}.partition}:lambda:${region}:${account}:function:${String(worker.function_name)}`;
 
   // IAM: trust Lambda only; exactly the actions of each statement; no wildcards; X-Ray alone; no Scan.
-  const referenced = (value: unknown, type: string) =>
-    new RegExp(`${type}\\.([^.]+)\\.`).exec(String(value))![1]!;
+  const referenced = nameIn;
   const roles = {
     api: {
       role: referenced(apiFunction.role, "aws_iam_role"),
@@ -156,7 +360,22 @@ export function expectSecurityBar(synthesized: Synthesized): void {
         "aws_cloudwatch_log_group",
       ),
     },
+    worker: {
+      role: referenced(worker.role, "aws_iam_role"),
+      logGroup: referenced(
+        (worker.logging_config as { log_group: string }).log_group,
+        "aws_cloudwatch_log_group",
+      ),
+    },
+    stream: {
+      role: referenced(stream.role, "aws_iam_role"),
+      logGroup: referenced(
+        (stream.logging_config as { log_group: string }).log_group,
+        "aws_cloudwatch_log_group",
+      ),
+    },
   };
+  const roleId = (role: string) => refTo(synthesized, "aws_iam_role", role, "id");
   for (const [kind, { role, logGroup }] of Object.entries(roles)) {
     const roleConfig = synthesized.resource.aws_iam_role![role]!;
     expect(policyStatements(roleConfig.assume_role_policy)).toEqual([
@@ -170,24 +389,38 @@ export function expectSecurityBar(synthesized: Synthesized): void {
     const [, policy] = onlyResource(
       synthesized,
       "aws_iam_role_policy",
-      (config) => config.role === ref("aws_iam_role", role, "id") && config.name === "memory-table",
+      (config) => config.role === roleId(role) && config.name === "memory-table",
     );
     const statements = bySid(policyStatements(policy.policy));
     const expected: Record<string, [string[], string[] | string]> = {
-      // The API function queries the indexes too; the cleaner only queries the base table and deletes.
+      // The functions that run graphs query the indexes (each by name) too; the cleaner only the base table.
       DynamoDBItems:
         kind === "cleaner"
           ? [[...DYNAMODB_CLEANER_ACTIONS], [tableArn]]
-          : [[...DYNAMODB_ITEM_ACTIONS], [tableArn, `${tableArn}/index/*`]],
+          : [[...DYNAMODB_ITEM_ACTIONS], [tableArn, ...indexArns]],
       KmsThroughServices: [["kms:Decrypt", "kms:GenerateDataKey"], [keyArn]],
       OwnLogGroup: [
         ["logs:CreateLogStream", "logs:PutLogEvents"],
-        [`${ref("aws_cloudwatch_log_group", logGroup, "arn")}:*`],
+        [`${refTo(synthesized, "aws_cloudwatch_log_group", logGroup, "arn")}:*`],
       ],
       XRay: [["xray:PutTelemetryRecords", "xray:PutTraceSegments"], "*"],
-      DeadLetterQueue: [["sqs:SendMessage"], [queueArn]],
     };
-    if (kind === "cleaner") expected.DynamoDBStream = [[...DYNAMODB_STREAM_ACTIONS], [streamArn]];
+    if (kind === "cleaner") {
+      expected.DynamoDBStream = [[...DYNAMODB_STREAM_ACTIONS], [streamArn]];
+      // The mapping sends the batches it gives up on with the cleaner's role; the API function sends nothing.
+      expected.FailureDestination = [["sqs:SendMessage"], [queueArn]];
+    } else {
+      // The API function hands runs to the worker, the worker its runs' next legs to itself: that one function.
+      expected.InvokeWorker = [["lambda:InvokeFunction"], [workerArn]];
+    }
+    if (kind === "worker") {
+      // Lambda sends the jobs it gives up on with the worker's role; the mapping reads them back with it.
+      expected.FailureDestination = [["sqs:SendMessage"], [workerQueueArn]];
+      expected.EventSourceQueue = [
+        ["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"],
+        [workerQueueArn],
+      ];
+    }
     expect(Object.keys(statements).sort()).toEqual(Object.keys(expected).sort());
     for (const [sid, [actions, resources]] of Object.entries(expected)) {
       expect({
@@ -200,32 +433,72 @@ export function expectSecurityBar(synthesized: Synthesized): void {
         resources,
       });
     }
+    // Synchronously invoked functions send to no queue.
+    const services =
+      kind === "api" || kind === "stream" ? ["dynamodb", "lambda"] : ["dynamodb", "sqs", "lambda"];
     expect(statements.KmsThroughServices!.Condition).toEqual({
       StringEquals: {
-        "kms:ViaService": ["dynamodb", "sqs", "lambda"].map(
-          (service) => `${service}.${region}.amazonaws.com`,
-        ),
+        "kms:ViaService": services.map((service) => `${service}.${region}.amazonaws.com`),
       },
     });
+    if (kind === "cleaner") {
+      // The graph extras go to the functions that run graphs only.
+      for (const [, extra] of resourcesOf(synthesized, "aws_iam_role_policy")) {
+        if (COMPUTED_POLICIES.includes(String(extra.name))) {
+          expect(extra.role).not.toBe(roleId(role));
+        }
+      }
+    }
   }
-  expect(roles.api.role).not.toBe(roles.cleaner.role);
+  expect(new Set(Object.values(roles).map(({ role }) => role)).size).toBe(4);
+  expect(new Set(Object.values(roles).map(({ logGroup }) => logGroup)).size).toBe(4);
   expect(cleanerName).not.toBe(apiFunctionName);
 
   for (const [, policy] of resourcesOf(synthesized, "aws_iam_role_policy")) {
+    if (COMPUTED_POLICIES.includes(String(policy.name))) continue;
     for (const statement of policyStatements(policy.policy)) {
       for (const action of actionsOf(statement)) {
         expect(action).not.toMatch(/(^\*$|:\*$)/);
         expect(action).not.toBe("dynamodb:Scan");
         expect(action).not.toBe("logs:CreateLogGroup");
         if (action.startsWith("xray:")) expect(statement.Sid).toBe("XRay");
+        // Invoking a function: only the worker, only from the API function's role and the worker's own.
+        if (action.startsWith("lambda:")) {
+          expect({ action, sid: statement.Sid, resources: statement.Resource }).toEqual({
+            action: "lambda:InvokeFunction",
+            sid: "InvokeWorker",
+            resources: [workerArn],
+          });
+          expect([roles.api.role, roles.worker.role, roles.stream.role].map(roleId)).toContain(
+            policy.role,
+          );
+        }
+        // A queue: only the cleaner's, by the cleaner's role, and the worker's, by the worker's role.
+        if (action.startsWith("sqs:")) {
+          const owner = policy.role === roleId(roles.cleaner.role) ? queueArn : workerQueueArn;
+          expect(policy.role).not.toBe(roleId(roles.api.role));
+          expect(policy.role).not.toBe(roleId(roles.stream.role));
+          expect(statement.Resource).toEqual([owner]);
+        }
+        // A function may assume the tenant role only where it is asked for (no code path of ours does).
+        if (action === "sts:AssumeRole") {
+          expect(String(policy.count)).toMatch(/attach_tenant_role_assume_policy|^0$/);
+        }
       }
       if (resourcesOfStatement(statement).includes("*")) expect(statement.Sid).toBe("XRay");
+      for (const resource of resourcesOfStatement(statement)) {
+        expect(resource).not.toMatch(/\/index\/\*$/);
+      }
     }
   }
 
   // Lambda permission: API Gateway, invoke only, from this API only.
   const [apiName] = onlyResource(synthesized, "aws_apigatewayv2_api");
-  const [, permission] = onlyResource(synthesized, "aws_lambda_permission");
+  const [, permission] = onlyResource(
+    synthesized,
+    "aws_lambda_permission",
+    (config) => config.principal !== "*",
+  );
   expect(permission).toMatchObject({
     action: "lambda:InvokeFunction",
     principal: "apigateway.amazonaws.com",
@@ -258,6 +531,49 @@ export function expectSecurityBar(synthesized: Synthesized): void {
     /"allow_origins":\s*\[[^\]]*"\*"/,
   );
 
+  // The stream function's URL: RESPONSE_STREAM, auth type NONE (the function verifies the JWT: a documented
+  // exception), and public permissions on that function only, exactly the two a URL of auth type NONE needs.
+  const streamFunctionName = refTo(synthesized, "aws_lambda_function", streamName, "function_name");
+  const [urlName, url] = onlyResource(synthesized, "aws_lambda_function_url");
+  expect(url).toMatchObject({
+    function_name: streamFunctionName,
+    authorization_type: "NONE",
+    invoke_mode: "RESPONSE_STREAM",
+  });
+  expect(url.qualifier).toBeUndefined();
+  expect(JSON.stringify(url)).not.toMatch(/"allow_origins":\s*\[[^\]]*"\*"/);
+  expect(JSON.stringify(url)).not.toMatch(/"allow_credentials":\s*true/);
+  const publicPermissions = resourcesOf(synthesized, "aws_lambda_permission")
+    .filter(([, config]) => config.principal === "*")
+    .map(([, config]) => config)
+    .sort((a, b) => String(a.action).localeCompare(String(b.action)));
+  expect(publicPermissions).toEqual([
+    expect.objectContaining({
+      action: "lambda:InvokeFunction",
+      function_name: streamFunctionName,
+      count: url.count,
+    }),
+    expect.objectContaining({
+      action: "lambda:InvokeFunctionUrl",
+      function_url_auth_type: "NONE",
+      function_name: streamFunctionName,
+      count: url.count,
+      depends_on: [`aws_lambda_function_url.${urlName}`],
+    }),
+  ]);
+  expect(publicPermissions[0]!.function_url_auth_type).toBeUndefined();
+  // The function, its role, its policy, its log group and its URL exist together.
+  for (const [type, name] of [
+    ["aws_lambda_function", streamName],
+    ["aws_iam_role", roles.stream.role],
+    ["aws_cloudwatch_log_group", roles.stream.logGroup],
+  ] as const) {
+    expect({ type, count: synthesized.resource[type]![name]!.count }).toEqual({
+      type,
+      count: url.count,
+    });
+  }
+
   // ECR (when created): immutable tags, scan on push, KMS.
   for (const [, repository] of resourcesOf(synthesized, "aws_ecr_repository")) {
     expect(repository).toMatchObject({
@@ -265,5 +581,35 @@ export function expectSecurityBar(synthesized: Synthesized): void {
       image_scanning_configuration: { scan_on_push: true },
       encryption_configuration: [{ encryption_type: "KMS", kms_key: keyArn }],
     });
+  }
+
+  // SNS (the alarm topic, when created): encrypted with a key of its own.
+  for (const [, topic] of resourcesOf(synthesized, "aws_sns_topic")) {
+    expect(topic.kms_master_key_id).toMatch(/aws_kms_key\./);
+  }
+
+  // Every taggable resource is tagged.
+  for (const type of TAGGABLE_TYPES) {
+    for (const [name, resource] of resourcesOf(synthesized, type)) {
+      expect({ resource: `${type}.${name}`, tagged: resource.tags !== undefined }).toEqual({
+        resource: `${type}.${name}`,
+        tagged: true,
+      });
+    }
+  }
+}
+
+/** Known environment names pass the secret guard, and no known value is a credential. */
+function expectNoPlaintextSecrets(variables: unknown): void {
+  if (typeof variables !== "object" || variables === null) return;
+  const entries = Object.entries(variables as Record<string, unknown>);
+  expect(secretLikeNames(entries.map(([name]) => name))).toEqual([]);
+  for (const [name, value] of entries) {
+    if (typeof value === "string" && !value.startsWith("${")) {
+      expect({ name, credential: new RegExp(SECRET_VALUE_PATTERN).test(value) }).toEqual({
+        name,
+        credential: false,
+      });
+    }
   }
 }

@@ -1,0 +1,461 @@
+import { Construct } from "constructs";
+import { Fn, Op, Token } from "../cdktf";
+import { CloudwatchLogMetricFilter } from "@cdktf/provider-aws/lib/cloudwatch-log-metric-filter";
+import { CloudwatchMetricAlarm } from "@cdktf/provider-aws/lib/cloudwatch-metric-alarm";
+import { KmsKey } from "@cdktf/provider-aws/lib/kms-key";
+import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
+import { SnsTopic } from "@cdktf/provider-aws/lib/sns-topic";
+import { SnsTopicPolicy } from "@cdktf/provider-aws/lib/sns-topic-policy";
+import { TABLE_DEFINITION } from "../../src/table/definition";
+import { attributeOf, both, countIf, Flag } from "./expressions";
+import type { GraphFunction } from "./graph";
+import type { Context } from "./props";
+import { isLiteral } from "./rules";
+
+/** One alarm threshold: its key in the construct's props, in the module's variable, its default and meaning. */
+interface ThresholdSpec {
+  variable: string;
+  default: number;
+  description: string;
+}
+
+/**
+ * The alarm thresholds, each overridable. Run failures are graph errors (the thread is left in ERROR); timed-out
+ * runs are resumable by design, so only a burst of them alarms. The cleaner's iterator age must stay far below the
+ * stream's 24 h retention: records older than that are lost and their threads' items are never removed.
+ */
+export const ALARM_THRESHOLDS = {
+  api5xxRatePercent: {
+    variable: "api_5xx_rate_percent",
+    default: 5,
+    description: "HTTP API 5xx responses, percent of requests in 5 minutes",
+  },
+  functionErrors: {
+    variable: "function_errors",
+    default: 1,
+    description: "invocation errors (crashes, timeouts) of a function in 5 minutes",
+  },
+  functionThrottles: {
+    variable: "function_throttles",
+    default: 1,
+    description: "throttled invocations of a function in 5 minutes",
+  },
+  runsFailed: {
+    variable: "runs_failed",
+    default: 1,
+    description: "graph runs that failed, per function that runs graphs, in 5 minutes",
+  },
+  runsTimedOut: {
+    variable: "runs_timed_out",
+    default: 5,
+    description:
+      "graph runs stopped at the deadline (in the worker: legs handed over to a next one), per function that runs graphs, in 5 minutes",
+  },
+  cleanerIteratorAgeSeconds: {
+    variable: "cleaner_iterator_age_seconds",
+    default: 3600,
+    description:
+      "age of the oldest stream record the cleaner has yet to process (cleanup lag), seconds",
+  },
+  deadLetterMessages: {
+    variable: "dead_letter_messages",
+    default: 1,
+    description:
+      "messages waiting in the on-failure destination (stream batches the cleaner gave up on)",
+  },
+  workerFailedJobs: {
+    variable: "worker_failed_jobs",
+    default: 1,
+    description:
+      "background-run jobs Lambda gave up on after its retries (sent to the worker's failure queue; the worker records their runs as failed) in 5 minutes",
+  },
+  workerFailureQueueAgeSeconds: {
+    variable: "worker_failure_queue_age_seconds",
+    default: 3600,
+    description:
+      "age of the oldest message in the worker's failure queue (a failure the worker could not record: it is retried until SQS drops it after 14 days), seconds",
+  },
+  dynamodbThrottles: {
+    variable: "dynamodb_throttles",
+    default: 10,
+    description: "throttled read and write requests of the table and its indexes in 5 minutes",
+  },
+} as const satisfies Record<string, ThresholdSpec>;
+
+export type AlarmThresholds = { [K in keyof typeof ALARM_THRESHOLDS]: number };
+
+/**
+ * The fields of the runtime's metric line (src/runtime/observability.ts) the run alarms count. Metric filters on
+ * each function's own log group count them, so every function, and every deployment of the module in one
+ * account, has its own metric: the line's metrics are per assistant and shared by every deployment.
+ */
+export const RUN_OUTCOME_FIELDS = {
+  runsFailed: "RunsFailed",
+  runsTimedOut: "RunsTimedOut",
+} as const;
+
+/** Namespace of a function's run metrics (derived by the metric filters from its log group). */
+export const runMetricsNamespace = (functionName: string): string => `MemoryTable/${functionName}`;
+
+const PERIOD_SECONDS = 300;
+
+export interface AlarmsProps {
+  context: Context;
+  create: Flag;
+  createTopic: Flag;
+  topicArn?: string;
+  thresholds: AlarmThresholds;
+  kmsKeyDeletionWindowInDays: number;
+  apiId: string;
+  graphFunctions: GraphFunction[];
+  cleanerFunction: LambdaFunction;
+  deadLetterQueueName: string;
+  workerFailureQueueName: string;
+  tableName: string;
+  tags: Record<string, string>;
+}
+
+/**
+ * Optional CloudWatch alarms on what breaks in production, notifying an SNS topic (brought, or created and
+ * encrypted with a key of its own whose policy lets CloudWatch publish). Every alarm is named `<name>-...`.
+ */
+export class Alarms extends Construct {
+  readonly topicKey: KmsKey;
+  readonly topic: SnsTopic;
+  readonly topicPolicy: SnsTopicPolicy;
+  readonly alarms: Record<string, CloudwatchMetricAlarm> = {};
+  readonly metricFilters: CloudwatchLogMetricFilter[] = [];
+  /** The topic the alarms notify (created or brought), null without one. */
+  readonly topicArn: string;
+
+  private readonly count: number;
+  private readonly actions: string[];
+
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: AlarmsProps,
+  ) {
+    super(scope, id);
+    const { context } = props;
+    this.count = countIf(props.create);
+    const topicCount = countIf(both(props.create, props.createTopic));
+    // A key of its own: CloudWatch needs kms:GenerateDataKey on the topic's key to publish, and granting that
+    // on the module's key (or asking it of a brought one) would reach far beyond the alarms.
+    this.topicKey = new KmsKey(this, "topic_key", {
+      count: topicCount,
+      description: `Memory Table ${context.name}: alarm notifications`,
+      enableKeyRotation: true,
+      deletionWindowInDays: props.kmsKeyDeletionWindowInDays,
+      policy: Fn.jsonencode({
+        Version: "2012-10-17",
+        Statement: [
+          {
+            Sid: "AccountAdministration",
+            Effect: "Allow",
+            Principal: { AWS: `arn:${context.partition}:iam::${context.accountId}:root` },
+            Action: "kms:*",
+            Resource: "*",
+          },
+          {
+            Sid: "CloudWatchAlarmsPublish",
+            Effect: "Allow",
+            Principal: { Service: "cloudwatch.amazonaws.com" },
+            Action: ["kms:Decrypt", "kms:GenerateDataKey*"],
+            Resource: "*",
+          },
+        ],
+      }),
+      tags: props.tags,
+    });
+    this.topic = new SnsTopic(this, "topic", {
+      count: topicCount,
+      name: `${context.name}-alarms`,
+      kmsMasterKeyId: attributeOf(this.topicKey, "arn"),
+      tags: props.tags,
+    });
+    const createdTopicArn = attributeOf(this.topic, "arn");
+    this.topicPolicy = new SnsTopicPolicy(this, "topic_policy", {
+      count: topicCount,
+      arn: createdTopicArn,
+      policy: Fn.jsonencode({
+        Version: "2012-10-17",
+        Statement: [
+          {
+            // Only this module's alarms, in this account.
+            Sid: "AlarmsOfThisModule",
+            Effect: "Allow",
+            Principal: { Service: "cloudwatch.amazonaws.com" },
+            Action: "sns:Publish",
+            Resource: createdTopicArn,
+            Condition: {
+              ArnLike: {
+                "aws:SourceArn": `arn:${context.partition}:cloudwatch:${context.region}:${context.accountId}:alarm:${context.name}-*`,
+              },
+              StringEquals: { "aws:SourceAccount": context.accountId },
+            },
+          },
+        ],
+      }),
+    });
+    this.actions = topicActions(createdTopicArn, props.topicArn);
+    this.topicArn = Token.asString(Fn.one(this.actions));
+
+    this.defineAlarms();
+  }
+
+  private defineAlarms(): void {
+    const { props } = this;
+    const { thresholds, context } = props;
+    this.alarm("api_5xx_rate", {
+      name: `${context.name}-api-5xx-rate`,
+      description: `HTTP API 5xx responses at or above ${thresholds.api5xxRatePercent} % of requests`,
+      threshold: thresholds.api5xxRatePercent,
+      metricQuery: [
+        metric("errors", "AWS/ApiGateway", "5xx", "Sum", { ApiId: props.apiId }),
+        metric("requests", "AWS/ApiGateway", "Count", "Sum", { ApiId: props.apiId }),
+        {
+          id: "rate",
+          expression: "IF(requests > 0, 100 * FILL(errors, 0) / requests, 0)",
+          label: "5xx responses (% of requests)",
+          returnData: true,
+        },
+      ],
+    });
+    const functions: { id: string; functionName: string; create: Flag }[] = [
+      ...props.graphFunctions.map(({ id, functionName, create }) => ({ id, functionName, create })),
+      {
+        id: "cleaner_function",
+        functionName: props.cleanerFunction.functionName,
+        create: true,
+      },
+    ];
+    for (const { id, functionName, create } of functions) {
+      const count = this.countWith(create);
+      this.lambdaAlarm(
+        `${id}_errors`,
+        functionName,
+        count,
+        "Errors",
+        thresholds.functionErrors,
+        "errors",
+      );
+      this.lambdaAlarm(
+        `${id}_throttles`,
+        functionName,
+        count,
+        "Throttles",
+        thresholds.functionThrottles,
+        "throttles",
+      );
+    }
+    for (const graph of props.graphFunctions) {
+      this.runAlarm(graph, "runsFailed", "runs-failed", thresholds.runsFailed);
+      this.runAlarm(graph, "runsTimedOut", "runs-timed-out", thresholds.runsTimedOut);
+    }
+    this.alarm("cleaner_iterator_age", {
+      name: `${context.name}-cleaner-iterator-age`,
+      description:
+        "The cleaner lags behind the table's stream (records expire from the stream after 24 hours, and their threads' items are then never removed)",
+      // IteratorAge is in milliseconds.
+      threshold: milliseconds(thresholds.cleanerIteratorAgeSeconds),
+      namespace: "AWS/Lambda",
+      metricName: "IteratorAge",
+      statistic: "Maximum",
+      dimensions: { FunctionName: props.cleanerFunction.functionName },
+    });
+    this.alarm("dead_letter_queue", {
+      name: `${context.name}-dead-letter-queue`,
+      description:
+        "Stream batches the cleaner gave up on wait in the on-failure destination: their threads' items are not removed",
+      threshold: thresholds.deadLetterMessages,
+      namespace: "AWS/SQS",
+      metricName: "ApproximateNumberOfMessagesVisible",
+      statistic: "Maximum",
+      dimensions: { QueueName: props.deadLetterQueueName },
+    });
+    // The worker takes each message off its failure queue within seconds, so the queue's depth says little:
+    // what arrives counts the jobs Lambda gave up on, and an old message one the worker cannot record.
+    this.alarm("worker_failed_jobs", {
+      name: `${context.name}-worker-failed-jobs`,
+      description:
+        "Lambda gave up on background-run jobs after its retries: their runs are recorded as failed",
+      threshold: thresholds.workerFailedJobs,
+      namespace: "AWS/SQS",
+      metricName: "NumberOfMessagesSent",
+      statistic: "Sum",
+      dimensions: { QueueName: props.workerFailureQueueName },
+    });
+    this.alarm("worker_failure_queue_age", {
+      name: `${context.name}-worker-failure-queue-age`,
+      description:
+        "A failed background-run job waits in the worker's failure queue: the worker cannot record its run as failed (see its logs)",
+      threshold: thresholds.workerFailureQueueAgeSeconds,
+      namespace: "AWS/SQS",
+      metricName: "ApproximateAgeOfOldestMessage",
+      statistic: "Maximum",
+      dimensions: { QueueName: props.workerFailureQueueName },
+    });
+    const tableMetrics = [
+      { TableName: props.tableName },
+      ...TABLE_DEFINITION.globalSecondaryIndexes.map((index) => ({
+        TableName: props.tableName,
+        GlobalSecondaryIndexName: index.name,
+      })),
+    ].flatMap((dimensions, index) => [
+      metric(`read${index}`, "AWS/DynamoDB", "ReadThrottleEvents", "Sum", dimensions),
+      metric(`write${index}`, "AWS/DynamoDB", "WriteThrottleEvents", "Sum", dimensions),
+    ]);
+    this.alarm("dynamodb_throttles", {
+      name: `${context.name}-dynamodb-throttles`,
+      description:
+        "Throttled requests on the table and its indexes (the SDK retries them; a burst slows runs)",
+      threshold: thresholds.dynamodbThrottles,
+      metricQuery: [
+        ...tableMetrics,
+        {
+          id: "throttles",
+          // DynamoDB reports throttle events only when there are some: a missing series counts as 0.
+          expression: `SUM([${tableMetrics.map((query) => `FILL(${query.id}, 0)`).join(", ")}])`,
+          label: "Throttled requests",
+          returnData: true,
+        },
+      ],
+    });
+  }
+
+  /** The alarms' count, for what exists only with its toggle (the stream function's) too. */
+  private countWith(create: Flag): number {
+    return create === true ? this.count : countIf(both(this.props.create, create));
+  }
+
+  private lambdaAlarm(
+    id: string,
+    functionName: string,
+    count: number,
+    metricName: string,
+    threshold: number,
+    suffix: string,
+  ): void {
+    this.alarm(
+      id,
+      {
+        name: `${functionName}-${suffix}`,
+        description: `${metricName} of the function at or above ${threshold} in 5 minutes`,
+        threshold,
+        namespace: "AWS/Lambda",
+        metricName,
+        statistic: "Sum",
+        dimensions: { FunctionName: functionName },
+      },
+      count,
+    );
+  }
+
+  /** A metric filter counting one run outcome in the function's log group, and its alarm. */
+  private runAlarm(
+    graph: GraphFunction,
+    outcome: keyof typeof RUN_OUTCOME_FIELDS,
+    suffix: string,
+    threshold: number,
+  ): void {
+    const field = RUN_OUTCOME_FIELDS[outcome];
+    const fnName = graph.functionName;
+    const count = this.countWith(graph.create);
+    this.metricFilters.push(
+      new CloudwatchLogMetricFilter(this, `${graph.id}_${snake(suffix)}_filter`, {
+        count,
+        name: `${fnName}-${suffix}`,
+        logGroupName: graph.logGroupName,
+        pattern: `{ $.${field} = 1 }`,
+        metricTransformation: {
+          name: field,
+          namespace: runMetricsNamespace(fnName),
+          value: "1",
+          unit: "Count",
+        },
+      }),
+    );
+    this.alarm(
+      `${graph.id}_${snake(suffix)}`,
+      {
+        name: `${fnName}-${suffix}`,
+        description: `${field} of the function at or above ${threshold} in 5 minutes`,
+        threshold,
+        namespace: runMetricsNamespace(fnName),
+        metricName: field,
+        statistic: "Sum",
+      },
+      count,
+    );
+  }
+
+  private alarm(id: string, spec: AlarmSpec, count = this.count): void {
+    const { metricQuery, name, description, ...single } = spec;
+    this.alarms[id] = new CloudwatchMetricAlarm(this, id, {
+      count,
+      alarmName: name,
+      alarmDescription: description,
+      comparisonOperator: "GreaterThanOrEqualToThreshold",
+      evaluationPeriods: 1,
+      ...(metricQuery === undefined ? { ...single, period: PERIOD_SECONDS } : { metricQuery }),
+      threshold: spec.threshold,
+      // No data is no incident (no traffic, an empty queue).
+      treatMissingData: "notBreaching",
+      alarmActions: this.actions,
+      okActions: this.actions,
+      tags: this.props.tags,
+    });
+  }
+}
+
+interface AlarmSpec {
+  name: string;
+  description: string;
+  threshold: number;
+  namespace?: string;
+  metricName?: string;
+  statistic?: string;
+  dimensions?: Record<string, string>;
+  metricQuery?: MetricQuery[];
+}
+
+interface MetricQuery {
+  id: string;
+  expression?: string;
+  label?: string;
+  returnData?: boolean;
+  metric?: {
+    namespace: string;
+    metricName: string;
+    stat: string;
+    period: number;
+    dimensions: Record<string, string>;
+  };
+}
+
+function metric(
+  id: string,
+  namespace: string,
+  metricName: string,
+  stat: string,
+  dimensions: Record<string, string>,
+): MetricQuery {
+  return { id, metric: { namespace, metricName, stat, period: PERIOD_SECONDS, dimensions } };
+}
+
+/** The alarms' actions: the created topic or the brought one (the module refuses both), or none. */
+function topicActions(createdTopicArn: string, broughtTopicArn: string | undefined): string[] {
+  if (broughtTopicArn !== undefined && isLiteral(broughtTopicArn)) return [broughtTopicArn];
+  return Token.asList(
+    Fn.compact(
+      broughtTopicArn === undefined ? [createdTopicArn] : [createdTopicArn, broughtTopicArn],
+    ),
+  );
+}
+
+function milliseconds(seconds: number): number {
+  return isLiteral(seconds) ? seconds * 1000 : Token.asNumber(Op.mul(seconds, 1000));
+}
+
+const snake = (text: string): string => text.replace(/-/g, "_");
