@@ -44,3 +44,11 @@ export {
   type RuntimeConfig,
 } from "./config";
 export { ERROR_STATUSES, ROUTES, type ApiFace, type RouteDefinition } from "./routes";
+export { loadLangGraphConfig, type LangGraphConfigOptions } from "./langgraph-config";
+export {
+  createFunctionUrlHandler,
+  type FunctionUrlEvent,
+  type FunctionUrlOptions,
+  type ResponseStream,
+  type StreamingHandler,
+} from "./function-url";
