@@ -17,7 +17,13 @@ import {
 import { isAssistantUuid, type AssistantCreateInput } from "./assistant-directory";
 import { SCAN_LIMIT } from "./thread-search";
 import { describe, describeValue, HttpError, json } from "./http";
-import { integerField, objectField, type RouteContext, type RouteHandler } from "./route-context";
+import {
+  integerField,
+  objectField,
+  optionalString,
+  type RouteContext,
+  type RouteHandler,
+} from "./route-context";
 
 /**
  * Assistants on the LangGraph Server face (`client.assistants.*` of `@langchain/langgraph-sdk`): CRUD, search,
@@ -415,15 +421,6 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function assistantParam(context: RouteContext): string {
   return context.params.assistant_id ?? "";
-}
-
-function optionalString(body: Record<string, unknown>, field: string): string | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") {
-    throw new HttpError(422, `Invalid ${field}: expected a string, got ${describe(value)}`);
-  }
-  return value;
 }
 
 /** An assistant's config: an object whose `tags`, `recursion_limit` and `configurable` have their types. */

@@ -118,6 +118,16 @@ export function objectField(
   return value as Record<string, unknown>;
 }
 
+/** A string field of a body; absent or null: undefined. */
+export function optionalString(body: Record<string, unknown>, field: string): string | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string") {
+    throw new HttpError(422, `Invalid ${field}: expected a string, got ${describe(value)}`);
+  }
+  return value;
+}
+
 /** The same request with another body (one item of a batch), its deadline still counting down. */
 export function withBody(context: RouteContext, body: Record<string, unknown>): RouteContext {
   return Object.create(Object.getPrototypeOf(context) as object, {

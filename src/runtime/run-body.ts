@@ -1,7 +1,7 @@
 import { STREAM_MODES } from "./stream-translator";
 import { MULTITASK_STRATEGIES, type MultitaskStrategy, type RunKwargs } from "../shared/runs";
 import { describe, describeValue, HttpError } from "./http";
-import { objectField } from "./route-context";
+import { objectField, optionalString } from "./route-context";
 import type { WebhookSender } from "./webhooks";
 
 /** A run request's body (LangGraph Server's RunCreate), checked: what the run is asked to do and how. */
@@ -177,15 +177,6 @@ function streamOptionsOf(
     ...(subgraphs === true ? { streamSubgraphs: true } : {}),
     ...(resumable === true ? { streamResumable: true } : {}),
   };
-}
-
-function optionalString(body: Record<string, unknown>, field: string): string | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") {
-    throw new HttpError(422, `Invalid ${field}: expected a string, got ${describe(value)}`);
-  }
-  return value;
 }
 
 /** One of `allowed`, compared as an own value (a client string never reaches an object's prototype). */

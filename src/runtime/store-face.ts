@@ -10,7 +10,13 @@ import {
   type StoreSearchOperation,
 } from "../store";
 import { describe, describeValue, HttpError, json, noContent } from "./http";
-import { integerField, objectField, type RouteContext, type RouteHandler } from "./route-context";
+import {
+  integerField,
+  objectField,
+  optionalString,
+  type RouteContext,
+  type RouteHandler,
+} from "./route-context";
 
 /**
  * The long-term memory store on the LangGraph Server face (`client.store.*` of `@langchain/langgraph-sdk`), each
@@ -200,15 +206,6 @@ function maxDepthField(value: unknown): number | undefined {
       422,
       `Invalid max_depth: expected a positive integer, got ${describeValue(value)}`,
     );
-  }
-  return value;
-}
-
-function optionalString(body: Record<string, unknown>, field: string): string | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") {
-    throw new HttpError(422, `Invalid ${field}: expected a string, got ${describe(value)}`);
   }
   return value;
 }

@@ -5,6 +5,7 @@ import { describe, describeValue, HttpError, json, noContent } from "./http";
 import {
   integerField,
   objectField,
+  optionalString,
   threadIdFrom,
   type RouteContext,
   type RouteHandler,
@@ -366,15 +367,6 @@ function booleanQuery(context: RouteContext, field: string): boolean {
   if (value === undefined || value === "" || value === "false" || value === "0") return false;
   if (value === "true" || value === "1") return true;
   throw new HttpError(422, `Invalid ${field}: expected true or false, got ${describeValue(value)}`);
-}
-
-function optionalString(body: Record<string, unknown>, field: string): string | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") {
-    throw new HttpError(422, `Invalid ${field}: expected a string, got ${describe(value)}`);
-  }
-  return value;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
