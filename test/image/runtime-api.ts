@@ -1,15 +1,50 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 
 /**
  * A Lambda Runtime API (2018-06-01) on 127.0.0.1: the part of the Lambda service that a runtime interface client
  * talks to. It serves `invocation/next`, accepts `response`, `error` and `init/error`, and lets a test queue
  * events and await their outcome, so the image's entry runs exactly as it would on Lambda.
+ *
+ * It also speaks the response streaming protocol aws-lambda-ric 4.x uses for a handler wrapped by
+ * `awslambda.streamifyResponse`: a `response` POST with `Lambda-Runtime-Function-Response-Mode: streaming`, a
+ * chunked body (for a function URL: a JSON prelude, 8 NUL bytes, then the body as written), and a failure
+ * mid-stream as the two `Lambda-Runtime-Function-Error-*` trailers. Each chunk is kept with the time it
+ * arrived, so a test can tell a streamed response from a buffered one (http-integration-response.ts reads it).
  */
 export type InvocationOutcome =
   | { kind: "response"; requestId: string; body: unknown }
-  | { kind: "error"; requestId: string; errorType: string | undefined; body: unknown };
+  | { kind: "error"; requestId: string; errorType: string | undefined; body: unknown }
+  | StreamedOutcome;
+
+export interface StreamedChunk {
+  /** Date.now() when the bytes reached this server. */
+  at: number;
+  bytes: Buffer;
+}
+
+export interface StreamedOutcome {
+  kind: "streamed";
+  requestId: string;
+  /** Date.now() when the event was handed to the runtime (its `invocation/next` answered). */
+  deliveredAt: number;
+  /** Date.now() when the response request's headers arrived. */
+  startedAt: number;
+  /** Date.now() when its body ended: the invocation's end as Lambda sees it. */
+  endedAt: number;
+  headers: IncomingHttpHeaders;
+  chunks: StreamedChunk[];
+  body: Buffer;
+  /** Sent after the last chunk: present only when the stream failed. */
+  trailers: { errorType: string | undefined; errorBody: string | undefined };
+}
 
 export interface InitError {
   errorType: string | undefined;
@@ -20,6 +55,7 @@ interface PendingInvocation {
   requestId: string;
   event: unknown;
   deadlineMs: number;
+  deliveredAt: number;
   settle: (outcome: InvocationOutcome) => void;
 }
 
@@ -73,6 +109,7 @@ export class RuntimeApiEmulator {
         requestId: randomUUID(),
         event,
         deadlineMs: Date.now() + (options.timeoutMs ?? 30_000),
+        deliveredAt: 0,
         settle,
       };
       const poll = this.takeLivePoll();
@@ -102,6 +139,15 @@ export class RuntimeApiEmulator {
 
   private async route(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = request.url ?? "";
+    const match = /^\/2018-06-01\/runtime\/invocation\/([^/]+)\/(response|error)$/.exec(url);
+    if (
+      request.method === "POST" &&
+      match?.[2] === "response" &&
+      header(request, "lambda-runtime-function-response-mode") === "streaming"
+    ) {
+      await this.readStream(decodeURIComponent(match[1]!), request, response);
+      return;
+    }
     const body = await readBody(request);
     if (request.method === "GET" && url === `${PREFIX}/invocation/next`) {
       this.nextPolls += 1;
@@ -125,7 +171,6 @@ export class RuntimeApiEmulator {
       response.writeHead(202, { "content-type": "application/json" }).end('{"status":"OK"}');
       return;
     }
-    const match = /^\/2018-06-01\/runtime\/invocation\/([^/]+)\/(response|error)$/.exec(url);
     if (request.method === "POST" && match) {
       const requestId = decodeURIComponent(match[1]!);
       const invocation = this.inFlight.get(requestId);
@@ -150,6 +195,43 @@ export class RuntimeApiEmulator {
     response.writeHead(404).end(`no route ${request.method} ${url}`);
   }
 
+  private async readStream(
+    requestId: string,
+    request: IncomingMessage,
+    response: ServerResponse,
+  ): Promise<void> {
+    const invocation = this.inFlight.get(requestId);
+    if (!invocation) {
+      await readBody(request);
+      response.writeHead(400).end(`unknown request id ${requestId}`);
+      return;
+    }
+    this.inFlight.delete(requestId);
+    const startedAt = Date.now();
+    const chunks: StreamedChunk[] = [];
+    // Timestamped as the bytes arrive, not when the request ends: this is what tells streaming apart.
+    request.on("data", (bytes: Buffer) => chunks.push({ at: Date.now(), bytes }));
+    await new Promise<void>((resolve, reject) => {
+      request.once("end", resolve);
+      request.once("error", reject);
+    });
+    response.writeHead(202, { "content-type": "application/json" }).end('{"status":"OK"}');
+    invocation.settle({
+      kind: "streamed",
+      requestId,
+      deliveredAt: invocation.deliveredAt,
+      startedAt,
+      endedAt: Date.now(),
+      headers: request.headers,
+      chunks,
+      body: Buffer.concat(chunks.map((chunk) => chunk.bytes)),
+      trailers: {
+        errorType: request.trailers["lambda-runtime-function-error-type"],
+        errorBody: request.trailers["lambda-runtime-function-error-body"],
+      },
+    });
+  }
+
   /** A waiting `next` request whose client is still connected (a killed runtime's socket may not be closed yet). */
   private takeLivePoll(): ServerResponse | undefined {
     for (let poll = this.waitingPolls.shift(); poll; poll = this.waitingPolls.shift()) {
@@ -160,6 +242,7 @@ export class RuntimeApiEmulator {
 
   private deliver(invocation: PendingInvocation, response: ServerResponse): void {
     this.inFlight.set(invocation.requestId, invocation);
+    invocation.deliveredAt = Date.now();
     response
       .writeHead(200, {
         "content-type": "application/json",

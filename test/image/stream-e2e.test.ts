@@ -6,8 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { exportJWK, generateKeyPair, SignJWT, type KeyLike } from "jose";
-import { IMAGE_HANDLERS } from "../../src/runtime/environment";
-import { ENVIRONMENT } from "../../src/runtime/environment";
+import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
 import { DEFAULT_TENANT_CLAIM } from "../../src/shared/defaults";
 import {
   createLocalClient,
@@ -24,11 +23,9 @@ import { imageNodeBinary, missingImageNode, startRic, type RicProcess } from "./
 import {
   HTTP_INTEGRATION_CONTENT_TYPE,
   readHttpIntegrationResponse,
-  StreamingRuntimeApi,
   type HttpIntegrationResponse,
-  type StreamedChunk,
-  type StreamingOutcome,
-} from "./streaming-runtime-api";
+} from "./http-integration-response";
+import { RuntimeApiEmulator, type InvocationOutcome, type StreamedChunk } from "./runtime-api";
 import { bundleGraphModule, prepareTaskRoot, type TaskRoot } from "./task-root";
 
 /**
@@ -145,7 +142,7 @@ describeWithImageNode(
     /** Key set requests the issuer served: the function fetches it itself, per container. */
     let jwksRequests = 0;
     interface Runtime {
-      api: StreamingRuntimeApi;
+      api: RuntimeApiEmulator;
       ric: RicProcess;
     }
     const running: Runtime[] = [];
@@ -224,7 +221,7 @@ describeWithImageNode(
 
     /** One execution environment: its own Runtime API stand-in and the runtime client polling it. */
     async function startStream(env: Record<string, string>) {
-      const api = await StreamingRuntimeApi.start();
+      const api = await RuntimeApiEmulator.start();
       const ric = startRic({
         node: node!,
         taskRoot: taskRoot.dir,
@@ -235,7 +232,7 @@ describeWithImageNode(
       return { api, ric };
     }
 
-    type Streamed = Extract<StreamingOutcome, { kind: "streamed" }>;
+    type Streamed = Extract<InvocationOutcome, { kind: "streamed" }>;
 
     /** One request through the function URL: the streamed response as the Runtime API stand-in got it. */
     async function request(
