@@ -1,25 +1,34 @@
-# syntax=docker/dockerfile:1.7
-# Memory Table's Lambda container image: the HTTP API handler (CMD index.handler, the default) and the
-# expired-thread cleaner (CMD cleaner.handler), run by aws-lambda-ric on Node 22.
+# syntax=docker/dockerfile:1.7@sha256:a57df69d0ea827fb7266491f2813635de6f17269be881f696fbfdf2d83dda33e
+# Memory Table's Lambda container image, run by aws-lambda-ric on Node 22: the HTTP API handler (CMD
+# index.handler, the default), the background-run worker (worker.handler), the API streamed from a function URL
+# (stream.handler) and the expired-thread cleaner (cleaner.handler).
 #
 #   docker buildx build --provenance=false --sbom=false --platform linux/amd64 -t memory-table .
 #   (or scripts/push-image.sh, which also pushes to ECR and prints the digest-pinned image_uri)
 #
-# The image's content is exactly `npm run build:image` (dist/image/); the tests run that tree under Node 22
-# against a local Lambda Runtime API, since no Docker engine runs where the tests do.
+# The image's content is `npm run build:image` (dist/image/) and tini; the tests run that tree under Node 22
+# against a local Lambda Runtime API, since no Docker engine runs where the tests do. The frontend (syntax line)
+# and the base are pinned by digest: the same Dockerfile always builds with the same parts.
 
 # Node 22 on Debian bookworm, slim, pinned by the digest of its multi-platform index (buildx picks the platform).
 # Refresh: docker buildx imagetools inspect node:22-bookworm-slim
 ARG NODE_IMAGE=node:22-bookworm-slim@sha256:53ada149d435c38b14476cb57e4a7da73c15595aba79bd6971b547ceb6d018bf
 
 FROM ${NODE_IMAGE} AS build
-# aws-lambda-ric compiles curl, aws-lambda-cpp and its Node-API addon during `npm ci`.
+# aws-lambda-ric compiles curl, aws-lambda-cpp and its Node-API addon during `npm ci`; tini becomes PID 1 of
+# the runtime stage (the build stage runs for the target platform, so this is the target's tini).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends autoconf automake cmake g++ libtool make python3 xz-utils \
+    && apt-get install -y --no-install-recommends autoconf automake cmake g++ libtool make python3 tini xz-utils \
     && rm -rf /var/lib/apt/lists/*
 # npm 11 honours package.json's allowScripts, the reviewed list of dependencies allowed to run install scripts.
+# node-gyp (run by aws-lambda-ric's install script) builds against the base image's own Node headers
+# (/usr/local/include/node) instead of downloading them: its nodedir, which node-gyp reads from
+# npm_config_nodedir or, as here, npm_package_config_node_gyp_nodedir. npm 11.19.1 warns on every command that
+# npm_config_nodedir is an "Unknown env config" that "will stop working in the next major version of npm";
+# node-gyp's own spelling passes through npm silently.
 ENV NPM_CONFIG_CACHE=/tmp/.npm \
-    NPM_CONFIG_UPDATE_NOTIFIER=false
+    NPM_CONFIG_UPDATE_NOTIFIER=false \
+    npm_package_config_node_gyp_nodedir=/usr/local
 RUN --mount=type=cache,target=/tmp/.npm npm install --global npm@11.19.1
 WORKDIR /build
 COPY package.json package-lock.json ./
@@ -28,20 +37,28 @@ COPY tsconfig.json ./
 COPY src/ src/
 COPY image/ image/
 COPY scripts/build-image.ts scripts/
-# Read-only for everyone: the function can change nothing of its own code.
+# npm scripts run the image's own Node (/usr/local/bin/node: no dependency ships a `node` binary), so the build
+# loads the native addon under the Node that will run it. Read-only for everyone: the function can change
+# nothing of its own code.
 RUN npm run build:image && chmod -R a=rX dist/image
 
-# Same base, no compilers: only Node, the bundled handlers and the runtime interface client.
+# Same base (Debian bookworm slim, whose apt and dpkg stay) with no compilers and no Node package managers:
+# Node, tini, the bundled handlers and the runtime interface client.
 FROM ${NODE_IMAGE} AS runtime
-# Lambda runs the image as a generated non-root user with only /tmp writable: every cache and home lives there.
+# npm, npx, corepack and yarn come with the base image; nothing here runs them. Removed in a layer of its own,
+# they are gone from the container's filesystem, not from the base layer's download.
+RUN rm -rf /usr/local/lib/node_modules /opt/yarn-* \
+    && rm -f /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg
+# Lambda runs the image as a generated non-root user with only /tmp writable: HOME lives there.
 ENV LAMBDA_TASK_ROOT=/var/task \
     NODE_ENV=production \
-    HOME=/tmp \
-    NPM_CONFIG_CACHE=/tmp/.npm \
-    NPM_CONFIG_UPDATE_NOTIFIER=false
+    HOME=/tmp
+COPY --from=build --chown=root:root /usr/bin/tini-static /usr/local/bin/tini
 COPY --from=build --chown=root:root /build/dist/image/ /var/task/
 WORKDIR /var/task
 # Locally (docker run) too, never root; `node` is the unprivileged user of the base image.
 USER node
-ENTRYPOINT ["/usr/local/bin/node", "/var/task/bootstrap.mjs"]
+# tini is PID 1: it forwards SIGTERM and SIGINT to Node (a PID 1 ignores signals it has no handler for, so
+# `docker stop` and Ctrl-C would otherwise wait for the kill) and reaps what exits.
+ENTRYPOINT ["/usr/local/bin/tini", "--", "/usr/local/bin/node", "/var/task/bootstrap.mjs"]
 CMD ["index.handler"]

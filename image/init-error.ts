@@ -10,11 +10,16 @@ export function atColdStart<T>(setup: () => T): T {
   try {
     return setup();
   } catch (error) {
-    if (typeof error === "object" && error !== null) {
-      Object.defineProperty(error, INIT_ERROR, { value: true });
-    }
-    throw error;
+    throw markInitError(error);
   }
+}
+
+/** Marks `error` as the container's init error (see above) and returns it. */
+export function markInitError(error: unknown): unknown {
+  if (typeof error === "object" && error !== null && !(INIT_ERROR in error)) {
+    Object.defineProperty(error, INIT_ERROR, { value: true });
+  }
+  return error;
 }
 
 export function isInitError(error: unknown): boolean {
