@@ -12,6 +12,7 @@ import {
 } from "jose";
 import { DEFAULT_TENANT_CLAIM } from "../shared/defaults";
 import { assertTenantId } from "../shared/identifiers";
+import { devDirectory } from "./paths";
 
 /**
  * Dev-only stand-in for API Gateway's JWT authorizer: an ES256 key kept in the git-ignored `.dev/` folder
@@ -30,7 +31,7 @@ export interface DevKeys {
 
 /** The default key folder: `.dev/` at the repository root (git-ignored). */
 export function defaultKeyDirectory(): string {
-  return join(__dirname, "..", "..", ".dev");
+  return devDirectory();
 }
 
 /** Loads the dev signing key, creating it on first use so tokens stay valid across restarts. */
@@ -93,4 +94,15 @@ export async function verifyBearer(
   } catch {
     return undefined;
   }
+}
+
+/**
+ * `verifyBearer` bound to a server's keys. Every request's token is verified in full (signature, issuer,
+ * audience, expiry), as API Gateway's JWT authorizer does: no verified token is remembered, so a request never
+ * skips the signature check (an ES256 verification: about 0.2 ms of CPU, 3 per booking lifecycle).
+ */
+export function createBearerVerifier(
+  keys: DevKeys,
+): (authorization: string | undefined) => Promise<JWTPayload | undefined> {
+  return (authorization) => verifyBearer(keys, authorization);
 }

@@ -2,8 +2,9 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ApiHandler } from "../runtime/handler";
-import type { HttpEvent } from "../runtime/http";
-import { verifyBearer, type DevKeys } from "./auth";
+import { InvalidConfigurationError } from "../shared/errors";
+import type { HttpEvent, HttpResult } from "../runtime/http";
+import { createBearerVerifier, type DevKeys } from "./auth";
 
 export interface DevServerOptions {
   handler: ApiHandler;
@@ -12,7 +13,10 @@ export interface DevServerOptions {
   port?: number;
   /** Default 127.0.0.1: the dev server is never exposed beyond this machine. */
   host?: string;
-  /** Lambda timeout each request gets (default 30 s, API Gateway's integration limit). */
+  /**
+   * Longest wait for a response's start (default 30 s, API Gateway's integration limit; a streamed response's
+   * events then go on for as long as the run streams).
+   */
   timeoutMs?: number;
   /** Requests larger than this are cut off before reaching the handler (default 1 MiB). */
   maxRequestBytes?: number;
@@ -22,7 +26,13 @@ export interface RunningDevServer {
   url: string;
   port: number;
   server: Server;
+  /** Stops at once: every connection is closed, requests under way included. */
   close(): Promise<void>;
+  /**
+   * Stops accepting connections and lets the requests under way finish (at most `graceMs`, then they are cut
+   * off); idle keep-alive connections close at once.
+   */
+  shutdown(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -33,7 +43,15 @@ export async function startDevServer(options: DevServerOptions): Promise<Running
   const host = options.host ?? "127.0.0.1";
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxRequestBytes = options.maxRequestBytes ?? 1024 * 1024;
+  const verifyBearer = createBearerVerifier(options.keys);
+  let underway = 0;
+  let drained: (() => void) | undefined;
   const server = createServer((request, response) => {
+    underway += 1;
+    response.once("close", () => {
+      underway -= 1;
+      if (underway === 0) drained?.();
+    });
     void (async () => {
       const send = (
         status: number,
@@ -45,7 +63,7 @@ export async function startDevServer(options: DevServerOptions): Promise<Running
       };
       try {
         // The token first, as API Gateway's authorizer does: an unauthenticated caller's body is never read.
-        const claims = await verifyBearer(options.keys, header(request, "authorization"));
+        const claims = await verifyBearer(header(request, "authorization"));
         if (!claims) {
           // API Gateway's JWT authorizer answer: the handler never runs.
           send(401, JSON.stringify({ message: "Unauthorized" }), {
@@ -66,11 +84,26 @@ export async function startDevServer(options: DevServerOptions): Promise<Running
           response.once("finish", () => request.socket.destroySoon());
           return;
         }
-        const deadline = Date.now() + timeoutMs;
-        const result = await options.handler(toEvent(request, body, claims), {
+        // Served as a Lambda function URL serves it (the streaming transport): a stream route's events are
+        // written as they come, for up to 15 minutes; every other route has API Gateway's 30 s.
+        const streamed = options.handler.open(toEvent(request, body, claims), {
           awsRequestId: randomUUID(),
-          getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
         });
+        const result = await withTimeout(streamed, timeoutMs);
+        if (result.stream) {
+          response.once("close", () => {
+            if (!response.writableEnded) result.clientGone?.();
+          });
+          response.writeHead(result.statusCode, result.headers);
+          response.flushHeaders();
+          for await (const chunk of result.stream) {
+            // The client went away: stopping the iteration lets the stream clean up (a cancel on disconnect).
+            if (response.destroyed) break;
+            response.write(chunk);
+          }
+          response.end();
+          return;
+        }
         const payload =
           result.body === undefined
             ? undefined
@@ -87,21 +120,58 @@ export async function startDevServer(options: DevServerOptions): Promise<Running
       }
     })();
   });
+  const requestedPort = options.port ?? 3000;
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 3000, host, () => resolve());
+    server.once("error", (error) => reject(listenError(error, host, requestedPort)));
+    server.listen(requestedPort, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  const closed = () =>
+    new Promise<void>((resolve, reject) => {
+      server.close((error) => (error ? reject(error) : resolve()));
+    });
   return {
     url: `http://${host}:${port}`,
     port,
     server,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    close: () => {
+      const done = closed();
+      server.closeAllConnections();
+      return done;
+    },
+    async shutdown(graceMs = 5_000) {
+      const done = closed();
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+      // Once the last request is answered its keep-alive connection is idle: close it rather than wait.
+      drained = () => server.closeAllConnections();
+      if (underway === 0) drained();
+      try {
+        await done;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
   };
+}
+
+/** What stops a listen, said so that the developer knows what to change. */
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (error.code === "EADDRINUSE") {
+    return new InvalidConfigurationError(
+      "PORT",
+      `expected a free port on ${host}, got ${port}, where another process is listening (another dev server?)`,
+      { cause: error },
+    );
+  }
+  if (error.code === "EACCES") {
+    return new InvalidConfigurationError(
+      "PORT",
+      `expected a port this user may listen on, got ${port} (ports below 1024 need privileges)`,
+      { cause: error },
+    );
+  }
+  return error;
 }
 
 function header(request: IncomingMessage, name: string): string | undefined {
@@ -175,4 +245,21 @@ function toEvent(
       },
     },
   } as HttpEvent;
+}
+
+/** The handler's answer, or a 504 once `ms` pass without one (as API Gateway answers a slow integration). */
+function withTimeout(answer: Promise<HttpResult>, ms: number): Promise<HttpResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<HttpResult>((resolve) => {
+    timer = setTimeout(
+      () =>
+        resolve({
+          statusCode: 504,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ message: "Service Unavailable" }),
+        }),
+      ms,
+    );
+  });
+  return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
 }

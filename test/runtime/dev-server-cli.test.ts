@@ -1,47 +1,142 @@
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { connect, createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { QueryCommand } from "@aws-sdk/client-dynamodb";
 import { threadPartitionKey, THREAD_RECORD_SK } from "../../src/table/keys";
 import { loadDevKeys, verifyBearer } from "../../src/dev/auth";
 import { createLocalClient, deleteTestTable, localEndpoint } from "../support/dynamodb";
 
+/**
+ * `npm start`, `npm run dev:dynamodb` and `npm run token` as a developer runs them: the compiled dev server
+ * (dist/dev/, built by `npm run build:dev` as `npm start` does), its banner, its startup errors and its stop.
+ */
 const ROOT = join(__dirname, "..", "..");
-const TSX = join(ROOT, "node_modules", ".bin", "tsx");
+const DEV_SERVER = join(ROOT, "dist", "dev", "dev-server.js");
+const TOKEN = join(ROOT, "dist", "dev", "token.js");
 
-/** `npm start` and `npm run token` as a developer runs them (the scripts behind both). */
-let child: ChildProcess | undefined;
+/** Every process a test started, stopped by pid after it (only those, and their children). */
+const started: ChildProcess[] = [];
 
-/** Starts `scripts/dev-server.ts` as a developer would and resolves with its banner once it is ready. */
-async function startDevServer(env: NodeJS.ProcessEnv): Promise<string> {
-  child = spawn(TSX, ["scripts/dev-server.ts"], {
-    cwd: ROOT,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let printed = "";
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no banner: ${printed}`)), 20_000);
-    child!.stdout!.on("data", (chunk: Buffer) => {
-      printed += chunk.toString();
-      if (printed.includes("approvals inbox")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child!.once("exit", (code) => reject(new Error(`dev server exited with ${code}`)));
-  });
-  return printed;
+interface Run {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | NodeJS.Signals | null>;
 }
 
-describe("dev server and token commands", () => {
-  afterEach(() => {
-    // Only the server this test started, by its pid.
-    if (child?.pid !== undefined && child.exitCode === null) child.kill("SIGTERM");
-  });
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Run {
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  started.push(child);
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) =>
+    child.once("close", (code, signal) => resolve(code ?? signal)),
+  );
+  return { child, output: () => output, exited };
+}
 
+/** Resolves with the banner once the server is ready; fails with the output if it exits first. */
+async function banner(server: Run, timeoutMs = 60_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let exitCode: number | NodeJS.Signals | null | undefined;
+  void server.exited.then((code) => (exitCode = code));
+  while (!server.output().includes("Stop with Ctrl-C")) {
+    if (exitCode !== undefined) throw new Error(`exited (${exitCode}):\n${server.output()}`);
+    if (Date.now() > deadline)
+      throw new Error(`no banner within ${timeoutMs} ms:\n${server.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return server.output();
+}
+
+async function exitWithin(server: Run, ms: number): Promise<number | NodeJS.Signals | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`still running after ${ms} ms:\n${server.output()}`)),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([server.exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function refusesConnections(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once("error", () => resolve(true));
+  });
+}
+
+/** The environment of a developer's shell without anything that selects DynamoDB or AWS. */
+function devEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: "0" };
+  for (const name of Object.keys(env)) {
+    if (/^(AWS_|TABLE_NAME$|DYNAMODB_|JAVA$|LOG_LEVEL$)/.test(name)) delete env[name];
+  }
+  return { ...env, LOG_LEVEL: "warn", ...extra };
+}
+
+const urlOf = (printed: string) => /on (http:\/\/127\.0\.0\.1:\d+)/.exec(printed)![1]!;
+const tokenOf = (printed: string) => /Bearer ([\w.-]+)/.exec(printed)![1]!;
+
+async function invoke(url: string, token: string, body: unknown): Promise<Response> {
+  return fetch(`${url}/invoke`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+/** Children of a process, from /proc (Linux), to stop what a test left behind. */
+function descendants(pid: number): number[] {
+  if (!existsSync("/proc/self/stat")) return [];
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) {
+        found.push(Number(entry), ...descendants(Number(entry)));
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+beforeAll(() => {
+  // What `npm start` does before it runs the server.
+  execFileSync("npm", ["run", "-s", "build:dev"], { cwd: ROOT, stdio: "pipe" });
+}, 60_000);
+
+afterEach(() => {
+  for (const child of started.splice(0)) {
+    if (child.pid === undefined) continue;
+    for (const pid of [...descendants(child.pid), child.pid]) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  }
+});
+
+describe("npm run token", () => {
   it("prints only a token that the dev key verifies", async () => {
-    const output = execFileSync(TSX, ["scripts/token.ts", "--tenant", "tenant-cli"], {
+    const output = execFileSync("node", [TOKEN, "--tenant", "tenant-cli"], {
       cwd: ROOT,
     }).toString();
     expect(output).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
@@ -51,58 +146,43 @@ describe("dev server and token commands", () => {
 
   it("rejects a missing or invalid --tenant", () => {
     expect(() =>
-      execFileSync(TSX, ["scripts/token.ts", "--tenant", "a#b"], { cwd: ROOT, stdio: "pipe" }),
+      execFileSync("node", [TOKEN, "--tenant", "a#b"], { cwd: ROOT, stdio: "pipe" }),
     ).toThrow(/Invalid tenant id/);
   });
+});
 
+describe("the dev server (compiled, as npm start runs it)", () => {
   it("starts on 127.0.0.1, prints the URL, a demo token and curl lines that work", async () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: "0" };
-    delete env.TABLE_NAME;
-    const printed = await startDevServer(env);
-    const url = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(printed)?.[1];
-    expect(url).toBeDefined();
-    const token = /Bearer ([\w.-]+)/.exec(printed)?.[1];
-    expect(token).toBeDefined();
+    const printed = await banner(run("node", [DEV_SERVER], devEnv()));
+    const url = urlOf(printed);
+    const token = tokenOf(printed);
     expect(printed).toContain(`curl -s ${url}/invoke`);
     expect(printed).toContain('"resume":{"approve":true}');
+    expect(printed).toContain("checkpoints: bounded in-memory saver");
 
-    const start = await fetch(`${url}/invoke`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ thread_id: "t1", input: { request: "move my appointment" } }),
+    const start = await invoke(url, token, {
+      thread_id: "t1",
+      input: { request: "move my appointment" },
     });
     expect(start.status).toBe(202);
-    const cliToken = execFileSync(TSX, ["scripts/token.ts", "--tenant", "demo"], { cwd: ROOT })
+    const cliToken = execFileSync("node", [TOKEN, "--tenant", "demo"], { cwd: ROOT })
       .toString()
       .trim();
-    const resume = await fetch(`${url}/invoke`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${cliToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ thread_id: "t1", resume: { approve: true } }),
-    });
+    const resume = await invoke(url, cliToken, { thread_id: "t1", resume: { approve: true } });
     expect(resume.status).toBe(200);
     expect(await resume.json()).toMatchObject({ status: "COMPLETED", result: { booked: true } });
   });
 
   it("keeps threads in DynamoDB with TABLE_NAME and a DynamoDB Local endpoint", async () => {
     const tableName = `dev-server-${randomUUID().slice(0, 8)}`;
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PORT: "0",
-      TABLE_NAME: tableName,
-      DYNAMODB_ENDPOINT: localEndpoint(),
-    };
-    const printed = await startDevServer(env);
+    const env = devEnv({ TABLE_NAME: tableName, DYNAMODB_ENDPOINT: localEndpoint() });
+    const printed = await banner(run("node", [DEV_SERVER], env));
     expect(printed).toContain(`DynamoDB table ${tableName} at ${localEndpoint()}`);
-    const url = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(printed)![1];
-    const token = /Bearer ([\w.-]+)/.exec(printed)![1];
-    const post = (body: unknown) =>
-      fetch(`${url}/invoke`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
-    expect((await post({ thread_id: "ddb-1", input: { request: "move it" } })).status).toBe(202);
+    const url = urlOf(printed);
+    const token = tokenOf(printed);
+    expect(
+      (await invoke(url, token, { thread_id: "ddb-1", input: { request: "move it" } })).status,
+    ).toBe(202);
     const client = createLocalClient();
     try {
       const items = await client.send(
@@ -116,11 +196,204 @@ describe("dev server and token commands", () => {
       // The thread record and its checkpoints are in the table.
       expect(items.Items?.some((item) => item.sk?.S === THREAD_RECORD_SK)).toBe(true);
       expect(items.Items!.length).toBeGreaterThan(1);
-      const done = await post({ thread_id: "ddb-1", resume: { approve: true } });
+      const done = await invoke(url, token, { thread_id: "ddb-1", resume: { approve: true } });
       expect(done.status).toBe(200);
       expect(await done.json()).toMatchObject({ status: "COMPLETED", result: { booked: true } });
     } finally {
       await deleteTestTable(client, tableName);
+      client.destroy();
     }
   });
+
+  it("prints its usage with --help, and refuses an unknown argument with it", async () => {
+    const help = execFileSync("node", [DEV_SERVER, "--help"], {
+      cwd: ROOT,
+      env: devEnv(),
+    }).toString();
+    expect(help).toContain("npm run dev:dynamodb");
+    expect(help).toContain("PORT");
+    const wrong = run("node", [DEV_SERVER, "--dynamo"], devEnv());
+    expect(await exitWithin(wrong, 10_000)).toBe(2);
+    expect(wrong.output()).toContain(
+      'Invalid argument: expected --dynamodb-local or --help, got "--dynamo"',
+    );
+  });
+});
+
+describe("the dev server's startup errors", () => {
+  let busy: Server;
+  let busyPort: number;
+
+  beforeAll(async () => {
+    busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
+    busyPort = (busy.address() as { port: number }).port;
+  });
+
+  afterAll(() => new Promise<void>((resolve) => busy.close(() => resolve())));
+
+  it("names a busy port and the PORT= to start on instead", async () => {
+    const server = run("node", [DEV_SERVER], devEnv({ PORT: String(busyPort) }));
+    expect(await exitWithin(server, 10_000)).toBe(1);
+    expect(server.output()).toContain(
+      `Invalid PORT: expected a free port on 127.0.0.1, got ${busyPort}, where another process is listening`,
+    );
+    expect(server.output()).toMatch(/Start it on another port: PORT=\d+ npm start/);
+    const suggested = Number(/PORT=(\d+) npm start/.exec(server.output())![1]);
+    expect(suggested).not.toBe(busyPort);
+  });
+
+  it("with TABLE_NAME but no endpoint and no AWS credentials, says so before listening", async () => {
+    const server = run(
+      "node",
+      [DEV_SERVER],
+      devEnv({
+        TABLE_NAME: "memory-table-dev",
+        AWS_REGION: "eu-west-1",
+        // No profile files, and no instance metadata lookup: nothing leaves this machine.
+        AWS_CONFIG_FILE: join(tmpdir(), "absent-aws-config"),
+        AWS_SHARED_CREDENTIALS_FILE: join(tmpdir(), "absent-aws-credentials"),
+        AWS_EC2_METADATA_DISABLED: "true",
+      }),
+    );
+    expect(await exitWithin(server, 20_000)).toBe(1);
+    const output = server.output();
+    expect(output).toContain(
+      "Invalid AWS credentials: expected credentials for TABLE_NAME=memory-table-dev in AWS",
+    );
+    expect(output).toContain("npm run dev:dynamodb");
+    expect(output).toContain("DYNAMODB_ENDPOINT");
+    expect(output).not.toContain("Memory Table dev server on");
+  });
+
+  it("with TABLE_NAME but no region, names AWS_REGION", async () => {
+    const server = run(
+      "node",
+      [DEV_SERVER],
+      devEnv({
+        TABLE_NAME: "memory-table-dev",
+        AWS_CONFIG_FILE: join(tmpdir(), "absent-aws-config"),
+        AWS_SHARED_CREDENTIALS_FILE: join(tmpdir(), "absent-aws-credentials"),
+        AWS_EC2_METADATA_DISABLED: "true",
+      }),
+    );
+    expect(await exitWithin(server, 20_000)).toBe(1);
+    expect(server.output()).toContain(
+      "Invalid AWS_REGION: expected the AWS region of TABLE_NAME=memory-table-dev",
+    );
+  });
+
+  it("with a DYNAMODB_ENDPOINT nothing answers at, says it is not running", async () => {
+    // A loopback port nothing listens on: taken from the OS, then closed.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const closedPort = (probe.address() as { port: number }).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const closed = `http://127.0.0.1:${closedPort}`;
+    const server = run(
+      "node",
+      [DEV_SERVER],
+      devEnv({ TABLE_NAME: "memory-table-dev", DYNAMODB_ENDPOINT: closed }),
+    );
+    expect(await exitWithin(server, 20_000)).toBe(1);
+    expect(server.output()).toContain(
+      `Invalid DYNAMODB_ENDPOINT: expected DynamoDB (Local) answering at ${closed}, got ECONNREFUSED`,
+    );
+  });
+
+  it("without Java, --dynamodb-local says how to install it and listens on nothing", async () => {
+    const emptyPath = mkdtempSync(join(tmpdir(), "no-java-"));
+    try {
+      const server = run(
+        process.execPath,
+        [DEV_SERVER, "--dynamodb-local"],
+        devEnv({ PATH: emptyPath }),
+      );
+      expect(await exitWithin(server, 10_000)).toBe(1);
+      expect(server.output()).toContain(
+        "Invalid java: expected Java 17 or newer to run DynamoDB Local, got no `java` command on PATH",
+      );
+      expect(server.output()).toContain("openjdk-17-jre-headless");
+    } finally {
+      rmSync(emptyPath, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("npm start and npm run dev:dynamodb (through npm, as a developer runs them)", () => {
+  it.each(["SIGTERM", "SIGINT"] as const)(
+    "npm start stops on %s: npm exits and the port is closed",
+    async (signal) => {
+      const npm = run("npm", ["start"], devEnv());
+      const url = urlOf(await banner(npm));
+      expect(await refusesConnections(url)).toBe(false);
+      npm.child.kill(signal);
+      await exitWithin(npm, 10_000);
+      expect(npm.output()).toContain(`${signal}: stopping`);
+      expect(await refusesConnections(url)).toBe(true);
+    },
+    60_000,
+  );
+
+  it("npm start runs the compiled dev server with plain node: no TypeScript loader at run time", async () => {
+    const npm = run("npm", ["start"], devEnv());
+    await banner(npm);
+    // Linux only (/proc): every process npm started, with its command line and the modules it has open.
+    const processes = descendants(npm.child.pid!).map((pid) => ({
+      argv: readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean),
+      environ: readFileSync(`/proc/${pid}/environ`, "utf8"),
+    }));
+    if (processes.length === 0) return; // no /proc: nothing to look at
+    const servers = processes.filter(({ argv }) => argv.at(-1)?.endsWith("dist/dev/dev-server.js"));
+    expect(servers).toHaveLength(1);
+    const [server] = servers;
+    expect(server!.argv.join(" ")).not.toMatch(/tsx|ts-node|--import|--loader|--require|\.ts\b/);
+    expect(server!.environ).not.toMatch(/NODE_OPTIONS=[^\0]*(tsx|--import|--loader|--require)/);
+    expect(readFileSync(join(ROOT, "package.json"), "utf8")).toContain(
+      '"prestart": "npm run -s build:dev"',
+    );
+    npm.child.kill("SIGTERM");
+    await exitWithin(npm, 10_000);
+  }, 60_000);
+
+  it("npm run dev:dynamodb runs on DynamoDB Local, keeps threads across a restart, and stops it with the server", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "dynamodb-local-data-"));
+    try {
+      const env = devEnv({ DYNAMODB_LOCAL_DIR: dataDir });
+      const first = run("npm", ["run", "dev:dynamodb"], env);
+      const printed = await banner(first, 90_000);
+      expect(printed).toMatch(
+        /checkpoints: DynamoDB table memory-table-dev at http:\/\/127\.0\.0\.1:\d+/,
+      );
+      expect(printed).toContain(`keeps its data in ${dataDir}`);
+      const dynamodb = /at (http:\/\/127\.0\.0\.1:\d+)\)/.exec(printed)![1]!;
+      const paused = await invoke(urlOf(printed), tokenOf(printed), {
+        thread_id: "kept",
+        input: { request: "move my appointment" },
+      });
+      expect(paused.status).toBe(202);
+
+      first.child.kill("SIGTERM");
+      await exitWithin(first, 20_000);
+      expect(await refusesConnections(urlOf(printed))).toBe(true);
+      expect(await refusesConnections(dynamodb)).toBe(true);
+
+      // A new start finds the table and the paused thread where the first left them.
+      const second = run("npm", ["run", "dev:dynamodb"], env);
+      const again = await banner(second, 90_000);
+      const done = await invoke(urlOf(again), tokenOf(again), {
+        thread_id: "kept",
+        resume: { approve: true },
+      });
+      expect(done.status).toBe(200);
+      expect(await done.json()).toMatchObject({ status: "COMPLETED", result: { booked: true } });
+      second.child.kill("SIGINT");
+      await exitWithin(second, 20_000);
+      expect(await refusesConnections(/at (http:\/\/127\.0\.0\.1:\d+)\)/.exec(again)![1]!)).toBe(
+        true,
+      );
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 240_000);
 });
