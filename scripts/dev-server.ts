@@ -1,6 +1,7 @@
 /**
  * `npm start` (and `npm run dev:dynamodb`, which adds `--dynamodb-local`): the Lambda handler on
- * http://127.0.0.1:$PORT (default 3000) with the booking assistant. `npm start` compiles this file to
+ * http://127.0.0.1:$PORT (default 3000) with the booking assistant, or with `--config langgraph.json` a LangGraph
+ * project's own graphs (as `langgraph dev --config` serves them; TypeScript graphs load through tsx). `npm start` compiles this file to
  * dist/dev/dev-server.js first and runs that with plain node: no TypeScript loader at run time, and
  * `--optimize-for-size`, which keeps the heap's headroom small (about 110 MB peak instead of 160 under
  * `npm run bench -- dev-server`, at no measurable CPU cost).
@@ -18,6 +19,9 @@ import { checkJava, startLocalDynamoDB, type LocalDynamoDB } from "../src/dev/dy
 import { devDirectory } from "../src/dev/paths";
 import { startDevServer, type RunningDevServer } from "../src/dev/server";
 import { readRuntimeConfig } from "../src/runtime/config";
+import { loadLangGraphConfig } from "../src/runtime/langgraph-config";
+import { createLogger } from "../src/runtime/observability";
+import type { GraphFactory } from "../src/runtime/types";
 import { createHandler, type ApiHandler } from "../src/runtime/handler";
 import type { HttpEvent } from "../src/runtime/http";
 import type { HandlerContext } from "../src/runtime/types";
@@ -31,6 +35,8 @@ const SHUTDOWN_GRACE_MS = 5_000;
 const USAGE = `Usage:
   npm start                the dev server, checkpoints in memory (lost on restart)
   npm run dev:dynamodb     the dev server on DynamoDB Local, started and stopped with it (needs Java 17+)
+  npm start -- --config langgraph.json
+                           your LangGraph project's graphs instead of the booking example
 
 Environment:
   PORT               port on 127.0.0.1 (default 3000; 0 picks a free one)
@@ -43,17 +49,29 @@ Environment:
 interface Arguments {
   dynamodbLocal: boolean;
   help: boolean;
+  /** A langgraph.json whose graphs are served instead of the booking example. */
+  config?: string;
 }
 
 function parseArguments(args: string[]): Arguments {
   const parsed: Arguments = { dynamodbLocal: false, help: false };
-  for (const arg of args) {
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index]!;
     if (arg === "--dynamodb-local") parsed.dynamodbLocal = true;
     else if (arg === "--help" || arg === "-h") parsed.help = true;
-    else {
+    else if (arg === "--config" || arg.startsWith("--config=")) {
+      const path = arg === "--config" ? args[(index += 1)] : arg.slice("--config=".length);
+      if (!path) {
+        throw new InvalidConfigurationError(
+          "argument",
+          "expected a langgraph.json path after --config",
+        );
+      }
+      parsed.config = path;
+    } else {
       throw new InvalidConfigurationError(
         "argument",
-        `expected --dynamodb-local or --help, got ${JSON.stringify(arg)}`,
+        `expected --dynamodb-local, --config <langgraph.json> or --help, got ${JSON.stringify(arg)}`,
       );
     }
   }
@@ -117,6 +135,10 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
     }
     checkJava();
   }
+  // The project's graphs load before anything starts: a bad langgraph.json is a startup error, named.
+  const assistants: Record<string, GraphFactory> = args.config
+    ? await loadLangGraphConfig(args.config, { logger: createLogger(environment.logLevel) })
+    : DEV_ASSISTANTS;
 
   // Listen first, so that a busy port is reported before DynamoDB Local is started; until the checkpoints
   // are ready, requests get 503.
@@ -172,7 +194,7 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
     session.checkpoints = inMemoryCheckpoints();
   }
   ready.handler = createHandler({
-    assistants: DEV_ASSISTANTS,
+    assistants,
     metrics: false,
     environment,
     ...session.checkpoints.options,
@@ -180,19 +202,31 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
 
   const token = await signDevToken(keys, { tenantId: "demo" });
   const auth = `-H "Authorization: Bearer ${token}" -H 'content-type: application/json'`;
-  console.log(`Memory Table dev server on ${url} (assistant: booking; checkpoints: ${session.checkpoints.description})${dataNote}
+  const names = Object.keys(assistants).join(", ");
+  console.log(`Memory Table dev server on ${url} (assistants: ${names}; checkpoints: ${session.checkpoints.description})${dataNote}
 Dev token for tenant "demo" (12 h; another tenant: npm run -s token -- --tenant <id>):
 ${token}
+${args.config ? projectHint(url) : bookingHint(url, auth)}
+Stop with Ctrl-C.
+`);
+}
 
+function bookingHint(url: string, auth: string): string {
+  return `
 Start a booking (pauses for approval):
   curl -s ${url}/invoke ${auth} -d '{"thread_id":"t1","input":{"request":"move my appointment"}}'
 Approve it:
   curl -s ${url}/invoke ${auth} -d '{"thread_id":"t1","resume":{"approve":true}}'
 The approvals inbox:
   curl -s ${url}/threads/search ${auth} -d '{"status":"interrupted"}'
+`;
+}
 
-Stop with Ctrl-C.
-`);
+function projectHint(url: string): string {
+  return `
+Each graph id is an assistant id for @langchain/langgraph-sdk:
+  new Client({ apiUrl: "${url}", defaultHeaders: { Authorization: "Bearer <the token above>" } })
+`;
 }
 
 function kill(pid: number, signal: NodeJS.Signals): void {

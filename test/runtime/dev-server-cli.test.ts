@@ -5,6 +5,7 @@ import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { QueryCommand } from "@aws-sdk/client-dynamodb";
+import { Client } from "@langchain/langgraph-sdk";
 import { threadPartitionKey, THREAD_RECORD_SK } from "../../src/table/keys";
 import { loadDevKeys, verifyBearer } from "../../src/dev/auth";
 import { createLocalClient, deleteTestTable, localEndpoint } from "../support/dynamodb";
@@ -205,6 +206,36 @@ describe("the dev server (compiled, as npm start runs it)", () => {
     }
   });
 
+  it("serves a LangGraph project's graphs with --config langgraph.json, to the SDK unchanged", async () => {
+    const config = join(ROOT, "test/unit/runtime/fixtures/langgraph-project/langgraph.json");
+    const printed = await banner(run("node", [DEV_SERVER, "--config", config], devEnv()));
+    expect(printed).toMatch(/assistants: compiled, own_saver, uncompiled, .*agent;/);
+    const lines = printed.split("\n");
+    const token = lines[lines.findIndex((line) => line.startsWith("Dev token")) + 1]!.trim();
+    const client = new Client({
+      apiUrl: urlOf(printed),
+      apiKey: null,
+      defaultHeaders: { Authorization: `Bearer ${token}` },
+      callerOptions: { maxRetries: 0 },
+    });
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "compiled", { input: {} });
+    // The second run starts from the first one's checkpoint: the graph runs on the dev server's saver.
+    expect(await client.runs.wait(thread.thread_id, "compiled", { input: {} })).toMatchObject({
+      count: 2,
+      visits: ["compiled", "compiled"],
+    });
+  });
+
+  it("names a langgraph.json that does not exist, before listening", async () => {
+    const wrong = run("node", [DEV_SERVER, "--config", "no/such/langgraph.json"], devEnv());
+    expect(await exitWithin(wrong, 20_000)).toBe(1);
+    expect(wrong.output()).toMatch(
+      /Invalid configPath: expected a langgraph.json file, got \S*no\/such\/langgraph.json, which does not exist/,
+    );
+    expect(wrong.output()).not.toContain("Memory Table dev server on");
+  });
+
   it("prints its usage with --help, and refuses an unknown argument with it", async () => {
     const help = execFileSync("node", [DEV_SERVER, "--help"], {
       cwd: ROOT,
@@ -215,7 +246,7 @@ describe("the dev server (compiled, as npm start runs it)", () => {
     const wrong = run("node", [DEV_SERVER, "--dynamo"], devEnv());
     expect(await exitWithin(wrong, 10_000)).toBe(2);
     expect(wrong.output()).toContain(
-      'Invalid argument: expected --dynamodb-local or --help, got "--dynamo"',
+      'Invalid argument: expected --dynamodb-local, --config <langgraph.json> or --help, got "--dynamo"',
     );
   });
 });
