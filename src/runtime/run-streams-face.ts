@@ -32,7 +32,7 @@ export const joinRunStream: RouteHandler = async (context) => {
   const cancelOnDisconnect = ["1", "true"].includes(context.query.cancel_on_disconnect ?? "");
   const gone = new AbortController();
   return sseResponse(
-    follow(context, run, lastEventId, { cancelOnDisconnect, gone: gone.signal }, true),
+    follow(context, run, lastEventId, { cancelOnDisconnect, gone: gone.signal }, true, undefined),
     contentLocation(run),
     gone,
   );
@@ -41,10 +41,11 @@ export const joinRunStream: RouteHandler = async (context) => {
 async function createAndFollow(context: RouteContext, threadId: string, stateless: boolean) {
   const runs = manager(context);
   const { run, startsNow, body } = await startRun(context, threadId, stateless, true, true);
+  let leg: Promise<unknown> | undefined;
   if (startsNow) {
     // This request runs the run's first leg; its events reach the response from this process.
     const now = Date.now();
-    void runs
+    leg = runs
       .work(
         { tenantId: context.tenantId, threadId },
         {
@@ -69,6 +70,7 @@ async function createAndFollow(context: RouteContext, threadId: string, stateles
       -1,
       { cancelOnDisconnect: body.onDisconnect === "cancel", gone: gone.signal },
       false,
+      leg,
     ),
     contentLocation(run),
     gone,
@@ -77,7 +79,9 @@ async function createAndFollow(context: RouteContext, threadId: string, stateles
 
 /**
  * The run's events after `afterSeq` until it ends (or the request's time is up). `joined`: the run was not
- * started by this request, so one that never streamed answers with its final values.
+ * started by this request, so one that never streamed answers with its final values. `leg`: the leg this
+ * request runs, awaited before the response ends: Lambda freezes the process once it has answered, and the
+ * leg's end (its events stored, the run's hand-over to the next leg) must not wait for a next invocation.
  */
 async function* follow(
   context: RouteContext,
@@ -85,6 +89,7 @@ async function* follow(
   afterSeq: number,
   client: { cancelOnDisconnect: boolean; gone: AbortSignal },
   joined: boolean,
+  leg: Promise<unknown> | undefined,
 ): AsyncGenerator<string> {
   const runs = manager(context);
   const address: RunAddress = {
@@ -137,6 +142,7 @@ async function* follow(
         .cancel(address.tenantId, address.threadId, address.runId, "interrupt")
         .catch(() => undefined);
     }
+    await leg;
   }
 }
 
