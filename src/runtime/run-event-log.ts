@@ -35,22 +35,15 @@ export class RunEventLog {
     const live = this.liveRun(run.runId);
     live.legRunning = true;
     live.legStartSeq = nextSeq;
-    return new RunEventWriter(
-      run,
-      nextSeq,
-      persist ? this.store : undefined,
-      live,
-      this.logger,
-      () => {
-        live.legRunning = false;
-        live.changes += 1;
-        live.emitter.emit("change");
-        // Late local followers still find the tail for a moment; then the store (or the run) answers.
-        setTimeout(() => {
-          if (!live.legRunning) this.live.delete(run.runId);
-        }, 60_000).unref?.();
-      },
-    );
+    return new RunEventWriter(run, nextSeq, this.store, persist, live, this.logger, () => {
+      live.legRunning = false;
+      live.changes += 1;
+      live.emitter.emit("change");
+      // Late local followers still find the tail for a moment; then the store (or the run) answers.
+      setTimeout(() => {
+        if (!live.legRunning) this.live.delete(run.runId);
+      }, 60_000).unref?.();
+    });
   }
 
   /**
@@ -101,17 +94,18 @@ export class RunEventLog {
     }
   }
 
+  /** Waits `ms`, or less when the run's leg here publishes; a run with no leg here gets no entry for it. */
   private changed(runId: string, ms: number, signal: AbortSignal): Promise<void> {
-    const emitter = this.liveRun(runId).emitter;
+    const emitter = this.live.get(runId)?.emitter;
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        emitter.off("change", done);
+        emitter?.off("change", done);
         signal.removeEventListener("abort", done);
         resolve();
       };
       const timer = setTimeout(done, ms);
-      emitter.once("change", done);
+      emitter?.once("change", done);
       signal.addEventListener("abort", done, { once: true });
     });
   }
@@ -142,6 +136,8 @@ interface LiveRun {
 /** Numbers, publishes and (optionally) stores one leg's events. */
 export class RunEventWriter {
   private buffer: RunEvent[] = [];
+  /** A leg that does not persist keeps its events here, stored only if the run goes on elsewhere. */
+  private unstored: RunEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
   private storedBytes = 0;
@@ -150,7 +146,8 @@ export class RunEventWriter {
   constructor(
     private readonly run: RunAddress,
     private seq: number,
-    private readonly store: RunEventStore | undefined,
+    private readonly store: RunEventStore,
+    private readonly persist: boolean,
     private readonly live: LiveRun,
     private readonly logger: Logger,
     private readonly onClose: () => void,
@@ -166,8 +163,16 @@ export class RunEventWriter {
     this.live.events.push(entry);
     this.live.changes += 1;
     this.live.emitter.emit("change");
-    if (!this.store || this.full) return;
-    this.storedBytes += data.length + event.length;
+    if (!this.persist) {
+      this.unstored.push(entry);
+      return;
+    }
+    this.queue(entry);
+  }
+
+  private queue(entry: RunEvent): void {
+    if (this.full) return;
+    this.storedBytes += Buffer.byteLength(entry.data) + entry.event.length;
     if (this.storedBytes > MAX_STORED_EVENT_BYTES_PER_RUN) {
       this.full = true;
       this.logger.warn(
@@ -181,8 +186,13 @@ export class RunEventWriter {
     else this.timer ??= setTimeout(() => this.flush(), FLUSH_AFTER_MS);
   }
 
-  /** Stores what is buffered and ends the leg's publishing; resolves once every event is stored. */
-  async close(): Promise<void> {
+  /**
+   * Stores what is buffered and ends the leg's publishing; resolves once every event is stored. `handingOver`:
+   * the run goes on in another leg, maybe in another container, whose followers read the events before its own
+   * from the store; a leg that streamed only to its own request stores them now, or they would be a gap there.
+   */
+  async close(handingOver = false): Promise<void> {
+    if (handingOver) for (const entry of this.unstored.splice(0)) this.queue(entry);
     this.flush();
     try {
       await this.writing;
@@ -194,14 +204,16 @@ export class RunEventWriter {
   private flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (!this.store || this.buffer.length === 0) return;
+    if (this.buffer.length === 0) return;
     const batch = this.buffer;
     this.buffer = [];
     const { tenantId, threadId, runId } = this.run;
     // One write at a time, in order: followers elsewhere read the stored events without gaps.
     this.writing = this.writing
-      .then(() => this.store!.append(tenantId, threadId, runId, batch))
+      .then(() => this.store.append(tenantId, threadId, runId, batch))
       .catch((error: unknown) => {
+        // Readers stop at a gap: store nothing more of this leg, so the gap is at its end, not before events.
+        this.full = true;
         this.logger.warn(
           { run: runId, err: { name: (error as Error)?.name } },
           "run events not stored: followers elsewhere miss them",

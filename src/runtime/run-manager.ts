@@ -417,7 +417,7 @@ export class RunManager {
       controller.abort(claimed.previous.cancelAction);
     }
 
-    let result: LegResult;
+    let result: LegResult | undefined;
     let writer: RunEventWriter | undefined;
     const started = this.now();
     try {
@@ -459,7 +459,7 @@ export class RunManager {
       clearInterval(heartbeat);
       this.active.delete(run.runId);
       // Every event is stored before the run's end is: a follower elsewhere reads them all.
-      await writer?.close();
+      await writer?.close(result?.outcome.kind === "deadline");
     }
     if (writer && result.outcome.kind === "deadline") {
       await runs.updateRun(
