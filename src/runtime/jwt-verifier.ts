@@ -58,10 +58,16 @@ export function createJwtVerifier(
         algorithms: ALGORITHMS,
         requiredClaims: ["exp"],
       });
-      const named = [
-        ...(Array.isArray(payload.aud) ? payload.aud : payload.aud ? [payload.aud] : []),
-        ...(typeof payload.client_id === "string" ? [payload.client_id] : []),
-      ];
+      // As API Gateway's JWT authorizer: `aud` when the token has one, `client_id` (Cognito access tokens) only
+      // when it has none, so a token for another audience is refused whatever its client_id.
+      const named =
+        payload.aud !== undefined
+          ? Array.isArray(payload.aud)
+            ? payload.aud
+            : [payload.aud]
+          : typeof payload.client_id === "string"
+            ? [payload.client_id]
+            : [];
       return named.some((audience) => audiences.has(audience)) ? payload : undefined;
     } catch {
       // Any failure (signature, expiry, an unreachable key set) is a refusal, as the authorizer's.

@@ -140,6 +140,14 @@ describe("function URL handler (response stream stand-in)", () => {
       {},
     );
     expect(access.metadata?.statusCode).toBe(200);
+    // client_id counts only without aud, as API Gateway's authorizer decides.
+    const otherAudience = await call(
+      `Bearer ${await token({ aud: "another-app", client_id: "web-client" })}`,
+      "POST",
+      "/threads",
+      {},
+    );
+    expect(otherAudience.metadata?.statusCode).toBe(401);
     const noTenant = await call(
       `Bearer ${await token({ aud: "web-client", "custom:tenant_id": undefined })}`,
       "POST",
