@@ -60,4 +60,24 @@ describe("RunEventLog.follow", () => {
     await writer.close();
     expect(await followed).toEqual([1, 2, 3, 4]);
   });
+
+  it("stores the events of a leg streamed only here when it hands over, and only then", async () => {
+    const read = (store: InMemoryRunEventStore) =>
+      store.read(RUN.tenantId, RUN.threadId, RUN.runId, -1, 100);
+    const ended = new CountingStore();
+    const endedLog = new RunEventLog(ended, pino({ level: "silent" }));
+    const done = endedLog.open(RUN, 0, false);
+    done.emit("values", "{}");
+    await done.close(false);
+    expect(await read(ended)).toEqual([]);
+
+    const handedOver = new CountingStore();
+    const log = new RunEventLog(handedOver, pino({ level: "silent" }));
+    const leg = log.open(RUN, 0, false);
+    leg.emit("metadata", "{}");
+    leg.emit("values", "{}");
+    await leg.close(true);
+    // The next leg (another container) numbers from 2; its followers read 0 and 1 from the store first.
+    expect((await read(handedOver)).map((event) => event.seq)).toEqual([0, 1]);
+  });
 });
