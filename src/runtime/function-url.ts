@@ -87,14 +87,18 @@ export function createFunctionUrlHandler(options: FunctionUrlOptions): Streaming
       result.clientGone?.();
     });
     let wrote = false;
-    for await (const chunk of result.stream) {
-      if (gone) break;
-      body.write(chunk);
-      wrote = true;
+    try {
+      for await (const chunk of result.stream) {
+        if (gone) break;
+        body.write(chunk);
+        wrote = true;
+      }
+    } finally {
+      // As above: a stream that yielded nothing still owes the client its status and headers; and the response
+      // ends whatever happened, or the function URL holds the connection until the function times out.
+      if (!wrote && !gone) body.write("");
+      body.end();
     }
-    // As above: a stream that yielded nothing still owes the client its status and headers.
-    if (!wrote && !gone) body.write("");
-    body.end();
   };
 }
 

@@ -108,9 +108,26 @@ async function* follow(
   };
   let sent = 0;
   try {
-    for await (const event of runs.events.follow(address, afterSeq, isOver, stop)) {
-      sent += 1;
-      yield sseFrame(event.event, event.data, event.seq);
+    try {
+      for await (const event of runs.events.follow(address, afterSeq, isOver, stop)) {
+        sent += 1;
+        yield sseFrame(event.event, event.data, event.seq);
+      }
+    } catch (error) {
+      // Reading the run's events or its record failed (the table, say): end the stream with an error event the
+      // client can act on, rather than cut it off mid-frame. The run itself goes on.
+      if (client.gone.aborted) return;
+      ended = true;
+      const name = (error as Error)?.name ?? "Error";
+      context.logger.error({ run: run.runId, err: { name } }, "run stream failed");
+      yield sseFrame(
+        "error",
+        toWireJson({
+          error: name,
+          message: `The events of run ${run.runId} could not be read: join its stream again with the last event id`,
+        }),
+      );
+      return;
     }
     if (client.gone.aborted) return;
     if (!stop.aborted) {
