@@ -127,11 +127,3 @@ export function optionalString(body: Record<string, unknown>, field: string): st
   }
   return value;
 }
-
-/** The same request with another body (one item of a batch), its deadline still counting down. */
-export function withBody(context: RouteContext, body: Record<string, unknown>): RouteContext {
-  return Object.create(Object.getPrototypeOf(context) as object, {
-    ...Object.getOwnPropertyDescriptors(context),
-    body: { value: body, enumerable: true },
-  }) as RouteContext;
-}

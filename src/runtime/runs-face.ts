@@ -14,13 +14,7 @@ import {
   type RunRecord,
 } from "../shared/runs";
 import { HttpError, json, noContent, type HttpResult } from "./http";
-import {
-  integerField,
-  threadIdFrom,
-  withBody,
-  type RouteContext,
-  type RouteHandler,
-} from "./route-context";
+import { integerField, threadIdFrom, type RouteContext, type RouteHandler } from "./route-context";
 import { optionalEnum, parseRunBody, type RunBody } from "./run-body";
 import { runJson } from "./run-json";
 import type { JoinResult, RunManager } from "./run-manager";
@@ -62,24 +56,30 @@ export const createRunBatch: RouteHandler = async (context) => {
       `Invalid body: expected 1 to ${MAX_BATCH_RUNS} runs, got ${items.length}`,
     );
   }
-  const bodies = items.map((item, index) => {
+  const parsed = items.map((item, index) => {
     if (typeof item !== "object" || item === null || Array.isArray(item)) {
       throw new HttpError(422, `Run ${index}: Invalid body: expected a JSON object`);
     }
     try {
-      parseRunBody(item as Record<string, unknown>, context.webhooks);
+      return parseRunBody(item as Record<string, unknown>, context.webhooks);
     } catch (error) {
       if (error instanceof HttpError) {
         throw new HttpError(error.statusCode, `Run ${index}: ${error.message}`);
       }
       throw error;
     }
-    return item as Record<string, unknown>;
   });
-  for (const body of bodies) await runAssistant(context, body.assistant_id);
+  // One lookup per assistant the batch names, not per run.
+  const assistants = new Map<unknown, AssistantRecord>();
+  for (const body of parsed) {
+    if (!assistants.has(body.assistantId)) {
+      assistants.set(body.assistantId, await runAssistant(context, body.assistantId));
+    }
+  }
   const runs: RunRecord[] = [];
-  for (const body of bodies) {
-    runs.push((await startRun(withBody(context, body), randomUUID(), true, false)).run);
+  for (const body of parsed) {
+    const prepared = { body, assistant: assistants.get(body.assistantId)! };
+    runs.push((await startRun(context, randomUUID(), true, false, false, prepared)).run);
   }
   return json(200, runs.map(runJson));
 };
@@ -168,10 +168,12 @@ export async function startRun(
   stateless: boolean,
   inPlace: boolean,
   streamed = false,
+  /** The body and assistant, when the caller has already checked them (one item of a batch). */
+  prepared?: { body: RunBody; assistant: AssistantRecord },
 ): Promise<{ run: RunRecord; startsNow: boolean; body: RunBody }> {
   const runs = manager(context);
-  const body = parseRunBody(context.body, context.webhooks);
-  const assistant = await runAssistant(context, body.assistantId);
+  const body = prepared?.body ?? parseRunBody(context.body, context.webhooks);
+  const assistant = prepared?.assistant ?? (await runAssistant(context, body.assistantId));
   context.log.thread = threadId;
   context.log.assistant = assistant.assistantId;
   if (!stateless) await refuseInvalidResume(context, threadId, assistant.graphId, body);
