@@ -147,6 +147,7 @@ async function deleteThreadsOf(context: RouteContext, assistantId: string): Prom
   }
   for (const threadId of doomed) {
     await context.engine.deleteThread(context.tenantId, threadId, context.remainingMs);
+    await context.runs?.forgetThread(context.tenantId, threadId);
   }
 }
 

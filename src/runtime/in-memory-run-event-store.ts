@@ -28,7 +28,7 @@ export class InMemoryRunEventStore implements RunEventStore {
   }
 
   /** Drops a deleted thread's events. */
-  forgetThread(tenantId: string, threadId: string): void {
+  async forgetThread(tenantId: string, threadId: string): Promise<void> {
     const prefix = runKey(tenantId, threadId, "");
     for (const key of this.runs.keys()) if (key.startsWith(prefix)) this.runs.delete(key);
   }

@@ -46,6 +46,11 @@ export class RunEventLog {
     });
   }
 
+  /** Drops a deleted thread's stored events. */
+  forgetThread(tenantId: string, threadId: string): Promise<void> {
+    return this.store.forgetThread(tenantId, threadId);
+  }
+
   /**
    * Events after `afterSeq`, as they come: from this process while the run's leg runs here, else from the store.
    * Ends when `isOver` says the run ended (and everything before its end was read) or `signal` aborts.

@@ -750,10 +750,16 @@ export class RunManager {
     this.endings.emit(runId);
   }
 
+  /** Drops a deleted thread's runs and their events where they are not items of the thread's own partition. */
+  async forgetThread(tenantId: string, threadId: string): Promise<void> {
+    await this.options.runs.forgetThread(tenantId, threadId);
+    await this.options.events.forgetThread(tenantId, threadId);
+  }
+
   private async deleteTemporaryThread(tenantId: string, threadId: string): Promise<void> {
     try {
       await this.options.engine.deleteThread(tenantId, threadId, 30_000);
-      await this.options.runs.forgetThread(tenantId, threadId);
+      await this.forgetThread(tenantId, threadId);
     } catch (error) {
       // A run queued meanwhile keeps the thread: it is deleted after that one (if temporary too).
       this.options.logger.warn(

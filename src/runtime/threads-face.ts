@@ -105,6 +105,7 @@ export const deleteThread: RouteHandler = async (context) => {
   const threadId = threadIdFrom(context.params.thread_id, 422);
   context.log.thread = threadId;
   await context.engine.deleteThread(context.tenantId, threadId, context.remainingMs);
+  await context.runs?.forgetThread(context.tenantId, threadId);
   return noContent();
 };
 

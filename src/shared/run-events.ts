@@ -27,4 +27,6 @@ export interface RunEventStore {
     afterSeq: number,
     limit: number,
   ): Promise<RunEvent[]>;
+  /** Drops a deleted thread's events (a no-op where they go with the thread's own items). */
+  forgetThread(tenantId: string, threadId: string): Promise<void>;
 }

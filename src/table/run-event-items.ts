@@ -55,6 +55,9 @@ export class RunEventItems implements RunEventStore {
     await this.table.batchWrite(items.map((Item) => ({ PutRequest: { Item } })));
   }
 
+  /** Events are items of their thread's partition: the thread's removal removes them. */
+  async forgetThread(): Promise<void> {}
+
   async read(
     tenantId: string,
     threadId: string,

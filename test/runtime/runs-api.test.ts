@@ -163,6 +163,17 @@ describe.each<Backend>(["memory", "dynamodb"])("background runs (%s checkpointer
     expect(JSON.stringify(await client.threads.getState(thread.thread_id))).toContain("Sisyphus");
   });
 
+  it("deletes a thread with its runs: a new thread of the same id starts with none", async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "chat", {
+      input: { messages: [{ role: "human", content: "gone soon" }] },
+    });
+    expect(await client.runs.list(thread.thread_id)).toHaveLength(1);
+    await client.threads.delete(thread.thread_id);
+    await client.threads.create({ threadId: thread.thread_id });
+    expect(await client.runs.list(thread.thread_id)).toEqual([]);
+  });
+
   it("deletes an ended run; refuses to delete a running one", async () => {
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, "slow", slow(1_000));
