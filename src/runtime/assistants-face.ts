@@ -125,13 +125,15 @@ export const deleteAssistant: RouteHandler = async (context) => {
       `Invalid delete_threads: expected true or false, got ${describeValue(deleteThreads)}`,
     );
   }
-  const assistant = await context.assistants.get(context.tenantId, assistantParam(context));
+  let idOrGraphId = assistantParam(context);
   if (deleteThreads === "true") {
     // The threads its runs named, first: a thread busy with a run keeps the assistant (409), so a retry
     // deletes what is left. Finding them reads the tenant's thread records (at most SCAN_LIMIT).
+    const assistant = await context.assistants.get(context.tenantId, idOrGraphId);
+    idOrGraphId = assistant.assistantId;
     await deleteThreadsOf(context, assistant.assistantId);
   }
-  const deleted = await context.assistants.delete(context.tenantId, assistant.assistantId);
+  const deleted = await context.assistants.delete(context.tenantId, idOrGraphId);
   context.log.assistant = deleted;
   return json(200, [deleted]);
 };
@@ -142,7 +144,14 @@ async function deleteThreadsOf(context: RouteContext, assistantId: string): Prom
   const doomed: string[] = [];
   let read = 0;
   for await (const record of scan.records) {
-    if (++read > SCAN_LIMIT) break;
+    if (++read > SCAN_LIMIT) {
+      // Refused before anything is deleted: deleting some of its threads and then the assistant would leave
+      // the rest behind unnamed.
+      throw new HttpError(
+        422,
+        `Invalid delete_threads: the tenant has more than ${SCAN_LIMIT} threads to look through; delete the assistant's threads first, then the assistant`,
+      );
+    }
     if (record.metadata.assistant_id === assistantId) doomed.push(record.threadId);
   }
   for (const threadId of doomed) {
