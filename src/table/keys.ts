@@ -148,6 +148,25 @@ export function runEventSortKey(runId: string, seq: number, part: number): strin
   return `${runEventPrefix(runId)}${String(seq).padStart(10, "0")}${SEPARATOR}${String(part).padStart(3, "0")}`;
 }
 
+/** The sort-key range of a run's events from `fromSeq` on: every part of every later event. */
+export function runEventRange(runId: string, fromSeq: number): { low: string; high: string } {
+  // Sequence numbers are digits, which sort before "~": the range ends after the run's last event.
+  return { low: runEventSortKey(runId, fromSeq, 0), high: `${runEventPrefix(runId)}~` };
+}
+
+/** The sequence number and part a run event's sort key holds. */
+export function parseRunEventSortKey(
+  runId: string,
+  sortKey: string,
+): { seq: number; part: number } {
+  const prefix = runEventPrefix(runId);
+  const [seq, part] = sortKey.slice(prefix.length).split(SEPARATOR).map(Number);
+  if (!sortKey.startsWith(prefix) || !Number.isSafeInteger(seq) || !Number.isSafeInteger(part)) {
+    throw new RangeError(`Invalid run event key: ${JSON.stringify(sortKey)}`);
+  }
+  return { seq: seq!, part: part! };
+}
+
 /** The partition of a tenant's assistants. */
 export function assistantsPartitionKey(tenantId: string): string {
   return tenantPartitionKey(tenantId, "assistants");

@@ -2,7 +2,7 @@ import type { RunEvent, RunEventStore } from "../shared/run-events";
 import type { Item, TableClient } from "./client";
 import { RUN_EVENT_ITEM_ATTRIBUTES as E, TABLE_KEYS } from "./definition";
 import { sortKeyBetween } from "./expressions";
-import { runEventPrefix, runEventSortKey, threadPartitionKey } from "./keys";
+import { parseRunEventSortKey, runEventRange, runEventSortKey, threadPartitionKey } from "./keys";
 import type { ThreadRecords } from "./thread-records";
 
 export const RUN_EVENT_ITEM_KIND = "s";
@@ -68,17 +68,13 @@ export class RunEventItems implements RunEventStore {
     const life = await this.threads.readLife(tenantId, threadId);
     if (!life) return [];
     const pk = threadPartitionKey(tenantId, threadId);
-    const prefix = runEventPrefix(runId);
-    const low = runEventSortKey(runId, afterSeq + 1, 0);
+    const { low, high } = runEventRange(runId, afterSeq + 1);
     const events: RunEvent[] = [];
     let pending: { seq: number; event: string; parts: Uint8Array[]; expected: number } | undefined;
-    for await (const page of this.table.queryPages(sortKeyBetween(pk, low, `${prefix}~`))) {
+    for await (const page of this.table.queryPages(sortKeyBetween(pk, low, high))) {
       for (const item of page) {
         if (item[E.generation] !== life.generation) continue;
-        const [seq, part] = String(item[TABLE_KEYS.sortKey])
-          .slice(prefix.length)
-          .split("#")
-          .map(Number) as [number, number];
+        const { seq, part } = parseRunEventSortKey(runId, String(item[TABLE_KEYS.sortKey]));
         // Parts and events are written in parallel batches: stop at the first gap, the rest comes next read.
         const expectedSeq = afterSeq + 1 + events.length;
         if (seq !== expectedSeq || part !== (pending?.parts.length ?? 0)) return events;

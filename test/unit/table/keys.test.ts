@@ -2,12 +2,6 @@ import { uuid6 } from "@langchain/langgraph-checkpoint";
 import { InvalidIdentifierError } from "../../../src/shared/errors";
 import { compareCodePoints } from "../../../src/shared/order";
 import {
-  MAX_CHUNKS,
-  MAX_SEQUENCE_LENGTH,
-  MAX_SORT_KEY_BYTES,
-  NESTED_CHECKPOINT_PREFIX,
-  ROOT_CHECKPOINT_PREFIX,
-  THREAD_RECORD_SK,
   assertCheckpointKey,
   assertNamespace,
   checkpointItemRange,
@@ -16,8 +10,17 @@ import {
   chunkSortKey,
   decodeKeyPart,
   encodeKeyPart,
+  MAX_CHUNKS,
+  MAX_SEQUENCE_LENGTH,
+  MAX_SORT_KEY_BYTES,
+  NESTED_CHECKPOINT_PREFIX,
+  parseRunEventSortKey,
   parseSortKey,
   parseThreadPartitionKey,
+  ROOT_CHECKPOINT_PREFIX,
+  runEventRange,
+  runEventSortKey,
+  THREAD_RECORD_SK,
   threadPartitionKey,
   writesSortKey,
 } from "../../../src/table/keys";
@@ -471,5 +474,35 @@ describe("assertCheckpointKey", () => {
       expect(longestKeyBytes("", id)).toBeLessThanOrEqual(MAX_SORT_KEY_BYTES);
       expect(() => assertCheckpointKey("", id)).not.toThrow();
     }
+  });
+});
+
+describe("run event keys", () => {
+  const runId = "1ef-run/with#odd:chars";
+
+  it("reads back the sequence and part a key holds, and refuses another run's key", () => {
+    expect(parseRunEventSortKey(runId, runEventSortKey(runId, 1234, 7))).toEqual({
+      seq: 1234,
+      part: 7,
+    });
+    expect(() => parseRunEventSortKey(runId, runEventSortKey("other-run", 1, 0))).toThrow(
+      RangeError,
+    );
+  });
+
+  it("orders keys as the stream, and a range from a sequence holds exactly the later parts", () => {
+    const keys = [
+      [0, 0],
+      [0, 1],
+      [9, 0],
+      [10, 0],
+      [123, 2],
+    ].map(([seq, part]) => runEventSortKey(runId, seq!, part!));
+    expect([...keys].sort(compareCodePoints)).toEqual(keys);
+    const { low, high } = runEventRange(runId, 9);
+    expect(keys.filter((key) => key >= low && key <= high)).toEqual(keys.slice(2));
+    // A run whose id extends this one's is outside the range.
+    const other = runEventSortKey(`${runId}2`, 0, 0);
+    expect(other >= low && other <= high).toBe(false);
   });
 });
