@@ -461,15 +461,6 @@ export class RunManager {
       // Every event is stored before the run's end is: a follower elsewhere reads them all.
       await writer?.close(result?.outcome.kind === "deadline");
     }
-    if (writer && result.outcome.kind === "deadline") {
-      await runs.updateRun(
-        tenantId,
-        threadId,
-        run.runId,
-        { eventCount: writer.nextSeq },
-        this.now(),
-      );
-    }
     this.options.metrics.record(
       run.assistantId,
       metricOf(result.outcome, legs, this.options.maxLegs),
@@ -477,7 +468,7 @@ export class RunManager {
       legs === 1,
     );
     const startCheckpointId = run.startCheckpointId ?? result.startCheckpointId;
-    return this.settle(tenantId, run, claimed, result, startCheckpointId, time);
+    return this.settle(tenantId, run, claimed, result, startCheckpointId, time, writer?.nextSeq);
   }
 
   /**
@@ -570,6 +561,8 @@ export class RunManager {
     result: LegResult,
     startCheckpointId: string | undefined,
     time: WorkTime,
+    /** Events the run has emitted so far (it streams): the next leg numbers its own from here. */
+    eventCount: number | undefined,
   ): Promise<RunJob | undefined> {
     const { outcome } = result;
     const threadId = run.threadId;
@@ -630,14 +623,14 @@ export class RunManager {
         await this.end(tenantId, run, claimed, "interrupted", { status: "COMPLETED" });
         return next;
       case "deadline": {
-        if (startCheckpointId !== undefined && run.startCheckpointId === undefined) {
-          await this.options.runs.updateRun(
-            tenantId,
-            threadId,
-            run.runId,
-            { startCheckpointId },
-            this.now(),
-          );
+        const progress = {
+          ...(startCheckpointId !== undefined && run.startCheckpointId === undefined
+            ? { startCheckpointId }
+            : {}),
+          ...(eventCount !== undefined ? { eventCount } : {}),
+        };
+        if (Object.keys(progress).length > 0) {
+          await this.options.runs.updateRun(tenantId, threadId, run.runId, progress, this.now());
         }
         // The run goes on in a next leg, from its last checkpoint; the thread stays its own meanwhile. A node the
         // leg aborted may still run (JavaScript cannot stop it): the lease then stays until this process's end,
