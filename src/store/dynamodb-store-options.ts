@@ -1,8 +1,8 @@
-import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
+import type { DynamoDBClient, DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { InvalidConfigurationError } from "../shared/errors";
 import { assertTenantId } from "../shared/identifiers";
-import { TableContext } from "../table/context";
+import { tableContextOf, TableContext } from "../table/context";
 import { StoreTtlPolicy, type StoreTtlConfig } from "./item-ttl";
 import { SemanticIndex, type StoreIndexConfig } from "./semantic-index";
 import { describeStoreInput } from "./validation";
@@ -74,7 +74,7 @@ export function resolveStoreOptions(options: DynamoDBStoreOptions): ResolvedStor
   }
   return {
     tenantId,
-    table: resolveTable(options),
+    table: tableContextOf(options),
     ttl: new StoreTtlPolicy(options.ttl),
     index: options.index === undefined ? undefined : new SemanticIndex(options.index),
     maxValueBytes: resolveMaxValueBytes(options.maxValueBytes),
@@ -96,47 +96,4 @@ function resolveMaxValueBytes(value: unknown, option = "maxValueBytes"): number 
     );
   }
   return value;
-}
-
-function resolveTable(options: DynamoDBStoreOptions): TableContext {
-  if (options.table !== undefined) {
-    if (!(options.table instanceof TableContext)) {
-      throw new InvalidConfigurationError(
-        "table",
-        `expected a TableContext, got ${describeStoreInput(options.table)}`,
-      );
-    }
-    for (const name of ["tableName", "client", "clientConfig", "now"] as const) {
-      if (options[name] !== undefined) {
-        throw new InvalidConfigurationError(
-          name,
-          "expected it absent when a table context is given (the context carries it)",
-        );
-      }
-    }
-    return options.table;
-  }
-  if (typeof options.tableName !== "string" || options.tableName.length === 0) {
-    throw new InvalidConfigurationError(
-      "tableName",
-      `expected a non-empty string, got ${describeStoreInput(options.tableName)}`,
-    );
-  }
-  if (options.client !== undefined && typeof options.client?.send !== "function") {
-    throw new InvalidConfigurationError(
-      "client",
-      `expected a DynamoDB client, got ${describeStoreInput(options.client)}`,
-    );
-  }
-  if (options.client !== undefined && options.clientConfig !== undefined) {
-    throw new InvalidConfigurationError(
-      "clientConfig",
-      "expected either client or clientConfig, got both",
-    );
-  }
-  return new TableContext({
-    tableName: options.tableName,
-    client: options.client ?? new DynamoDBClient(options.clientConfig ?? {}),
-    now: options.now,
-  });
 }

@@ -1,4 +1,4 @@
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { InvalidConfigurationError } from "../shared/errors";
 import { AssistantItems } from "./assistant-items";
@@ -55,4 +55,76 @@ export class TableContext {
   get tableName(): string {
     return this.client.tableName;
   }
+}
+
+/** How a saver or a store names its table: a shared context, or a table name with a client or its config. */
+export interface TableSource {
+  /** The container's shared table context; it carries everything below, which must then be absent. */
+  table?: TableContext;
+  tableName?: string;
+  client?: DynamoDBClient | DynamoDBDocumentClient;
+  clientConfig?: DynamoDBClientConfig;
+  /** Seconds a thread lives after its last write (savers). */
+  ttlSeconds?: number;
+  now?: () => number;
+}
+
+const CARRIED_BY_CONTEXT = ["tableName", "client", "clientConfig", "ttlSeconds", "now"] as const;
+
+/**
+ * The table context a saver's or a store's options name: the shared one they give, or a new one on their table
+ * name and client. Options a context carries are refused beside one, rather than silently ignored.
+ */
+export function tableContextOf(source: TableSource): TableContext {
+  if (source.table !== undefined) {
+    if (!(source.table instanceof TableContext)) {
+      throw new InvalidConfigurationError(
+        "table",
+        `expected a TableContext, got ${kindOf(source.table)}`,
+      );
+    }
+    for (const name of CARRIED_BY_CONTEXT) {
+      if (source[name] !== undefined) {
+        throw new InvalidConfigurationError(
+          name,
+          "expected it absent when a table context is given (the context carries it)",
+        );
+      }
+    }
+    return source.table;
+  }
+  if (typeof source.tableName !== "string" || source.tableName.length === 0) {
+    throw new InvalidConfigurationError(
+      "tableName",
+      `expected a non-empty string, got ${kindOf(source.tableName)}`,
+    );
+  }
+  if (source.client !== undefined && typeof source.client?.send !== "function") {
+    throw new InvalidConfigurationError(
+      "client",
+      `expected a DynamoDB client, got ${kindOf(source.client)}`,
+    );
+  }
+  if (source.client !== undefined && source.clientConfig !== undefined) {
+    throw new InvalidConfigurationError(
+      "clientConfig",
+      "expected either client or clientConfig, got both",
+    );
+  }
+  return new TableContext({
+    tableName: source.tableName,
+    client: source.client ?? new DynamoDBClient(source.clientConfig ?? {}),
+    ttlSeconds: source.ttlSeconds,
+    now: source.now,
+  });
+}
+
+/** What an option was given as, for messages: its kind, never its text (a table name may be anything). */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (value === "") return "an empty string";
+  if (typeof value === "object") return "an object";
+  return `a ${typeof value}`;
 }

@@ -1,9 +1,9 @@
-import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
+import type { DynamoDBClient, DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { InvalidConfigurationError } from "../../shared/errors";
 import { assertTenantId } from "../../shared/identifiers";
-import { TableContext } from "../../table/context";
+import { tableContextOf, TableContext } from "../../table/context";
 import { COMPRESSIONS, type Compression } from "./codec";
 
 export interface DynamoDBSaverOptions {
@@ -93,7 +93,13 @@ export function resolveSaverOptions(options: DynamoDBSaverOptions): ResolvedSave
   }
   return {
     tenantId,
-    table: resolveTable(options),
+    table: tableContextOf({
+      ...options,
+      ttlSeconds:
+        options.ttlSeconds === undefined
+          ? undefined
+          : positiveInteger("ttlSeconds", options.ttlSeconds, undefined),
+    }),
     maxCheckpointBytes: positiveInteger(
       "maxCheckpointBytes",
       options.maxCheckpointBytes,
@@ -106,50 +112,6 @@ export function resolveSaverOptions(options: DynamoDBSaverOptions): ResolvedSave
     ),
     compression,
   };
-}
-
-function resolveTable(options: DynamoDBSaverOptions): TableContext {
-  if (options.table !== undefined) {
-    if (!(options.table instanceof TableContext)) {
-      throw new InvalidConfigurationError(
-        "table",
-        `expected a TableContext, got ${describe(options.table)}`,
-      );
-    }
-    for (const name of ["tableName", "client", "clientConfig", "ttlSeconds", "now"] as const) {
-      if (options[name] !== undefined) {
-        throw new InvalidConfigurationError(
-          name,
-          "expected it absent when a table context is given (the context carries it)",
-        );
-      }
-    }
-    return options.table;
-  }
-  if (typeof options.tableName !== "string" || options.tableName.length === 0) {
-    throw new InvalidConfigurationError(
-      "tableName",
-      `expected a non-empty string, got ${describe(options.tableName)}`,
-    );
-  }
-  if (options.client !== undefined && typeof options.client?.send !== "function") {
-    throw new InvalidConfigurationError(
-      "client",
-      `expected a DynamoDB client, got ${describe(options.client)}`,
-    );
-  }
-  if (options.client !== undefined && options.clientConfig !== undefined) {
-    throw new InvalidConfigurationError(
-      "clientConfig",
-      "expected either client or clientConfig, got both",
-    );
-  }
-  return new TableContext({
-    tableName: options.tableName,
-    client: options.client ?? new DynamoDBClient(options.clientConfig ?? {}),
-    ttlSeconds: positiveInteger("ttlSeconds", options.ttlSeconds, undefined),
-    now: options.now,
-  });
 }
 
 function positiveInteger<T extends number | undefined>(
