@@ -810,15 +810,16 @@ export class RunManager {
 
 /**
  * Where a leg's stream events go: serialized as wire JSON, with the client's thread id wherever the saver saw
- * a tenant-scoped one (checkpoint configs, events).
+ * a tenant-scoped one (checkpoint configs, events). Whole JSON strings are replaced, quotes included, so text
+ * that merely contains the scoped id (a message, say) is left as written.
  */
 function streamingTo(
   writer: RunEventWriter,
   run: RunRecord,
   scope: TenantScope,
 ): NonNullable<GraphLegInput["streaming"]> {
-  const scoped = JSON.stringify(scope.saverThreadId(run.threadId)).slice(1, -1);
-  const own = JSON.stringify(run.threadId).slice(1, -1);
+  const scoped = JSON.stringify(scope.saverThreadId(run.threadId));
+  const own = JSON.stringify(run.threadId);
   const serialize =
     scoped === own ? toWireJson : (data: unknown) => toWireJson(data).split(scoped).join(own);
   return {

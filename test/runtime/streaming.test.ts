@@ -57,6 +57,28 @@ describe.each<Backend>(["memory", "dynamodb"])("streaming runs (%s checkpointer)
     });
   });
 
+  it("gives events the client's thread id, and leaves text containing the saver's scoped id as written", async () => {
+    const thread = await client.threads.create();
+    // What a shared saver keys the thread by (the tenant, then the id): only whole ids are the client's business.
+    const text = `${`tenant-stream-${backend}`}#${thread.thread_id} is my ticket`;
+    const parts = await collect(
+      client.runs.stream(thread.thread_id, "chat", {
+        input: { messages: [{ role: "human", content: text }] },
+        streamMode: ["values", "debug"],
+      }),
+    );
+    const values = parts.filter((part) => part.event === "values").at(-1)!.data as {
+      messages: Array<{ content: string }>;
+    };
+    expect(values.messages.map((message) => message.content)).toEqual([text, "hello there"]);
+    const debug = parts.filter((part) => part.event === "debug").map((part) => part.data) as Array<{
+      type: string;
+      payload: { checkpoint?: { thread_id: string } };
+    }>;
+    const checkpoint = debug.find((entry) => entry.type === "checkpoint")!.payload;
+    expect(checkpoint.checkpoint?.thread_id).toBe(thread.thread_id);
+  });
+
   it("streams tokens: messages-tuple as [chunk, metadata], messages as partial/complete", async () => {
     const thread = await client.threads.create();
     const tuples = await collect(
