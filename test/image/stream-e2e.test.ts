@@ -1,11 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { exportJWK, generateKeyPair, SignJWT, type KeyLike } from "jose";
+import { generateKeyPair, SignJWT, type KeyLike } from "jose";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
 import { DEFAULT_TENANT_CLAIM } from "../../src/shared/defaults";
 import {
@@ -27,6 +25,7 @@ import {
 } from "./http-integration-response";
 import { RuntimeApiEmulator, type InvocationOutcome, type StreamedChunk } from "./runtime-api";
 import { bundleGraphModule, prepareTaskRoot, type TaskRoot } from "./task-root";
+import { startLoopbackIssuer, type LoopbackIssuer } from "../support/jwt-issuer";
 
 /**
  * The image's streaming entry (CMD `stream.handler`) end to end, without Docker: the built tree run by the real
@@ -135,12 +134,10 @@ describeWithImageNode(
     let taskRoot: TaskRoot;
     let client: DynamoDBClient;
     let tableName: string;
-    let issuerServer: Server;
+    let loopback: LoopbackIssuer;
     let issuer: string;
     let privateKey: KeyLike;
     let otherKey: KeyLike;
-    /** Key set requests the issuer served: the function fetches it itself, per container. */
-    let jwksRequests = 0;
     interface Runtime {
       api: RuntimeApiEmulator;
       ric: RicProcess;
@@ -159,21 +156,10 @@ describeWithImageNode(
       client = createLocalClient();
       tableName = await createTestTable(client, "memory-table-stream");
 
-      const pair = await generateKeyPair("RS256");
-      privateKey = pair.privateKey;
+      loopback = await startLoopbackIssuer();
+      issuer = loopback.url;
+      privateKey = loopback.privateKey;
       otherKey = (await generateKeyPair("RS256")).privateKey;
-      const jwk = { ...(await exportJWK(pair.publicKey)), kid: "k1", alg: "RS256", use: "sig" };
-      issuerServer = createServer((request, response) => {
-        if (request.url === "/.well-known/jwks.json") {
-          jwksRequests += 1;
-          response.writeHead(200, { "content-type": "application/json" });
-          response.end(JSON.stringify({ keys: [jwk] }));
-        } else {
-          response.writeHead(404).end();
-        }
-      });
-      await new Promise<void>((resolve) => issuerServer.listen(0, "127.0.0.1", resolve));
-      issuer = `http://127.0.0.1:${(issuerServer.address() as AddressInfo).port}`;
     }, 60_000);
 
     afterEach(async () => {
@@ -186,7 +172,7 @@ describeWithImageNode(
     });
 
     afterAll(async () => {
-      if (issuerServer) await new Promise((resolve) => issuerServer.close(resolve));
+      await loopback?.stop();
       if (tableName) await deleteTestTable(client, tableName);
       client?.destroy();
       taskRoot?.remove();
@@ -448,12 +434,12 @@ describeWithImageNode(
     });
 
     it("fetches the issuer's key set itself, once for the container's requests", async () => {
-      const before = jwksRequests;
+      const before = loopback.keySetRequests;
       const runtime = await start();
       const authorization = `Bearer ${await token()}`;
       await createThread(runtime, authorization);
       await createThread(runtime, authorization);
-      expect(jwksRequests - before).toBe(1);
+      expect(loopback.keySetRequests - before).toBe(1);
     });
 
     it.each([

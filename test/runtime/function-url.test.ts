@@ -1,43 +1,28 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { exportJWK, generateKeyPair, SignJWT, type KeyLike } from "jose";
+import { generateKeyPair, SignJWT, type KeyLike } from "jose";
 import { InMemorySaver } from "../../src/checkpoint/memory";
 import { createFunctionUrlHandler, type ResponseStream } from "../../src/runtime/function-url";
 import { streamingChatGraph } from "./graphs";
 import { apiEvent, quietLogger } from "./support";
+import { startLoopbackIssuer, type LoopbackIssuer } from "../support/jwt-issuer";
 
 /**
  * The function URL handler with a local issuer (a real JWKS over HTTP, verified by jose) and a stand-in for the
  * Lambda runtime's response stream (the image test runs the real one under aws-lambda-ric).
  */
 describe("function URL handler (response stream stand-in)", () => {
-  let issuerServer: Server;
+  let loopback: LoopbackIssuer;
   let issuer: string;
   let privateKey: KeyLike;
   let otherKey: KeyLike;
 
   beforeAll(async () => {
-    const pair = await generateKeyPair("RS256");
-    privateKey = pair.privateKey;
+    loopback = await startLoopbackIssuer();
+    issuer = loopback.url;
+    privateKey = loopback.privateKey;
     otherKey = (await generateKeyPair("RS256")).privateKey;
-    const jwk = { ...(await exportJWK(pair.publicKey)), kid: "k1", alg: "RS256", use: "sig" };
-    issuerServer = createServer((request, response) => {
-      if (request.url === "/.well-known/jwks.json") {
-        response.writeHead(200, { "content-type": "application/json" });
-        response.end(JSON.stringify({ keys: [jwk] }));
-      } else {
-        response.writeHead(404).end();
-      }
-    });
-    await new Promise<void>((resolve) => issuerServer.listen(0, "127.0.0.1", resolve));
-    issuer = `http://127.0.0.1:${(issuerServer.address() as AddressInfo).port}`;
   });
 
-  afterAll(async () => {
-    // jose fetches the key set over a keep-alive connection: end it, or close() waits for its timeout.
-    issuerServer.closeAllConnections();
-    await new Promise((resolve) => issuerServer.close(resolve));
-  });
+  afterAll(() => loopback.stop());
 
   const token = (
     claims: Record<string, unknown>,
