@@ -26,7 +26,8 @@ import { createHandler, type ApiHandler } from "../src/runtime/handler";
 import type { HttpEvent } from "../src/runtime/http";
 import type { HandlerContext } from "../src/runtime/types";
 import { InvalidConfigurationError } from "../src/shared/errors";
-import { dynamodbCheckpoints, inMemoryCheckpoints, type DevCheckpoints } from "./dev-checkpoints";
+import { inMemoryCheckpoints, type DevCheckpoints } from "./dev-checkpoints";
+import type { DynamoDBCheckpointsOptions } from "./dev-table";
 
 /** The table `npm run dev:dynamodb` uses unless TABLE_NAME names another. */
 const LOCAL_TABLE_NAME = "memory-table-dev";
@@ -209,6 +210,12 @@ ${token}
 ${args.config ? projectHint(url) : bookingHint(url, auth)}
 Stop with Ctrl-C.
 `);
+}
+
+/** Checkpoints on DynamoDB, imported when a DynamoDB mode asks: the in-memory mode never loads the AWS SDK. */
+async function dynamodbCheckpoints(options: DynamoDBCheckpointsOptions): Promise<DevCheckpoints> {
+  const table = await import("./dev-table.js");
+  return table.dynamodbCheckpoints(options);
 }
 
 function bookingHint(url: string, auth: string): string {

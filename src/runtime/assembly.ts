@@ -1,21 +1,19 @@
-import { LambdaClient } from "@aws-sdk/client-lambda";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { LambdaClient } from "@aws-sdk/client-lambda";
 import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { BaseStore } from "@langchain/langgraph-checkpoint";
 import type { Logger } from "pino";
-import { DynamoDBSaver } from "../checkpoint/dynamodb";
 import type { AssistantStore } from "../shared/assistants";
 import { InvalidConfigurationError } from "../shared/errors";
+import { boundTenantOf } from "../shared/tenant-scope";
 import type { RunStore } from "../shared/runs";
 import type { ThreadStore } from "../shared/threads";
 import { BoundedInMemoryStore } from "../store/bounded-in-memory-store";
-import { DynamoDBStore } from "../store/dynamodb-store";
 import { TenantStore } from "../store/tenant-store";
-import { TableContext } from "../table/context";
 import { AssistantDirectory } from "./assistant-directory";
 import { readRuntimeConfig, type AssistantDefaults, type RuntimeConfig } from "./config";
 import { LANGGRAPH_ENVIRONMENT } from "./environment";
-import { InProcessDispatcher, LambdaDispatcher } from "./dispatchers";
+import { InProcessDispatcher } from "./dispatchers";
 import { RunEngine, type TenantSaver } from "./engine";
 import { GraphRegistry } from "./graph-registry";
 import { InMemoryAssistantStore } from "./in-memory-assistant-store";
@@ -26,6 +24,7 @@ import { createLogger, RunMetrics, stdoutSink, type MetricsSink } from "./observ
 import { RunEventLog } from "./run-event-log";
 import { RunManager, type RunDispatcher } from "./run-manager";
 import { RequestScope } from "./scoped-checkpointer";
+import type { TableBacking } from "./table-backing";
 import type { AnySaver, CheckpointerOption, GraphFactory, StoreOption } from "./types";
 import { AllowListWebhookSender, type WebhookSender } from "./webhooks";
 
@@ -214,10 +213,9 @@ function resolveDispatcher(
 ): RunDispatcher {
   if (options.dispatcher) return options.dispatcher;
   if (environment.workerFunctionName) {
-    return new LambdaDispatcher(
-      options.lambdaClient ?? new LambdaClient({}),
-      environment.workerFunctionName,
-    );
+    return loadOnDemand()
+      .lambdaDispatcher()
+      .openWorkerDispatcher(environment.workerFunctionName, options.lambdaClient);
   }
   return new InProcessDispatcher(
     positive("inProcessLegMs", options.inProcessLegMs, IN_PROCESS_LEG_MS),
@@ -245,8 +243,8 @@ function resolveCheckpointing(
   store: ThreadStore | undefined;
   runs: RunStore | undefined;
   assistantStore: AssistantStore | undefined;
-  /** The table context the handler built (the default checkpointing with a table name). */
-  table?: TableContext;
+  /** What the handler keeps in its table (the default checkpointing with a table name). */
+  table?: TableBacking;
 } {
   const checkpointer = options.checkpointer;
   const assistantStore = options.assistantStore;
@@ -264,10 +262,11 @@ function resolveCheckpointing(
   if (checkpointer) {
     // One instance serves every tenant: the handler scopes thread ids by tenant. An instance bound to one
     // tenant would give that tenant unscoped ids that another tenant's scoped ids could equal.
-    if (checkpointer instanceof DynamoDBSaver) {
+    const boundTenant = boundTenantOf(checkpointer);
+    if (boundTenant !== undefined) {
       throw new InvalidConfigurationError(
         "checkpointer",
-        `expected a saver shared by all tenants or a function (tenantId) => saver, got a saver bound to tenant ${checkpointer.tenantId}`,
+        `expected a saver shared by all tenants or a function (tenantId) => saver, got a saver bound to tenant ${boundTenant}`,
       );
     }
     return {
@@ -279,15 +278,15 @@ function resolveCheckpointing(
   }
   const tableName = options.tableName ?? environment.tableName;
   if (!tableName) return { saverFor: undefined, store: undefined, runs: undefined, assistantStore };
-  const endpoint = environment.dynamodbEndpoint;
   // One table context per container: every request's saver and the thread store share its record cache.
-  const table = new TableContext({
+  const table = loadOnDemand().tableBacking().openTableBacking({
     tableName,
-    client: options.dynamodbClient ?? new DynamoDBClient(endpoint ? { endpoint } : {}),
+    client: options.dynamodbClient,
+    endpoint: environment.dynamodbEndpoint,
     ttlSeconds: options.ttlSeconds,
   });
   return {
-    saverFor: (tenantId) => ({ saver: new DynamoDBSaver({ table, tenantId }), bound: true }),
+    saverFor: table.saverFor,
     store: options.threadStore ?? table.threads,
     runs: options.runStore ?? table.runs,
     assistantStore: assistantStore ?? table.assistants,
@@ -302,11 +301,11 @@ function resolveCheckpointing(
  */
 function resolveStore(
   option: StoreOption | undefined,
-  table: TableContext | undefined,
+  table: TableBacking | undefined,
 ): ((tenantId: string) => BaseStore) | undefined {
   if (option === false) return undefined;
   if (option === undefined) {
-    if (table) return (tenantId) => new DynamoDBStore({ table, tenantId });
+    if (table) return table.storeFor;
     // State lives as long as the container: the dev server's and tests' store, bounded by its guardrails.
     const memory = new BoundedInMemoryStore();
     return (tenantId) => memory.forTenant(tenantId);
@@ -380,7 +379,7 @@ function systemAssistantDefaults(
 
 /** A factory's saver is bound when it is bound to the requested tenant; bound to another, it is refused. */
 function factorySaver(saver: AnySaver, tenantId: string): TenantSaver {
-  const bound = saver instanceof DynamoDBSaver ? saver.tenantId : undefined;
+  const bound = boundTenantOf(saver);
   if (bound !== undefined && bound !== tenantId) {
     throw new InvalidConfigurationError(
       "checkpointer",
@@ -413,4 +412,18 @@ export function positive(
     throw new InvalidConfigurationError(option, `expected a positive number, got ${value}`);
   }
   return value;
+}
+
+/**
+ * The parts that talk to AWS, loaded when the configuration asks for them (a table name, a worker function): a
+ * handler on another checkpointer (the dev server's in-memory saver, tests) never loads the AWS SDK. Synchronous,
+ * so that a bad configuration still fails when the handler is built.
+ */
+function loadOnDemand() {
+  /* eslint-disable @typescript-eslint/no-require-imports -- on-demand loading, see above */
+  return {
+    tableBacking: (): typeof import("./table-backing") => require("./table-backing"),
+    lambdaDispatcher: (): typeof import("./lambda-dispatcher") => require("./lambda-dispatcher"),
+  };
+  /* eslint-enable @typescript-eslint/no-require-imports */
 }

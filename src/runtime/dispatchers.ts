@@ -1,4 +1,3 @@
-import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda";
 import type { Logger } from "pino";
 import { InvalidEventError } from "../shared/errors";
 import type { RunDispatcher, RunJob, RunManager } from "./run-manager";
@@ -71,27 +70,5 @@ export class InProcessDispatcher implements RunDispatcher {
   /** Resolves when every job started so far (and those they started) has ended. */
   async drain(): Promise<void> {
     while (this.running.size > 0) await Promise.all([...this.running]);
-  }
-}
-
-/**
- * Runs jobs in the worker function: one asynchronous invocation per job. Lambda keeps the event, retries a
- * failed invocation twice, and sends what still fails to the function's on-failure destination.
- */
-export class LambdaDispatcher implements RunDispatcher {
-  constructor(
-    private readonly client: LambdaClient,
-    private readonly functionName: string,
-  ) {}
-
-  async dispatch(job: RunJob): Promise<void> {
-    const event: RunJobEvent = { kind: RUN_JOB_KIND, ...job };
-    await this.client.send(
-      new InvokeCommand({
-        FunctionName: this.functionName,
-        InvocationType: "Event",
-        Payload: new TextEncoder().encode(JSON.stringify(event)),
-      }),
-    );
   }
 }

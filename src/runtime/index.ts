@@ -6,13 +6,8 @@ export {
   type HandlerOptions,
 } from "./handler";
 export { createWorkerHandler, type WorkerHandler, type WorkerResult } from "./worker";
-export {
-  InProcessDispatcher,
-  LambdaDispatcher,
-  RUN_JOB_KIND,
-  parseRunJob,
-  type RunJobEvent,
-} from "./dispatchers";
+export { InProcessDispatcher, RUN_JOB_KIND, parseRunJob, type RunJobEvent } from "./dispatchers";
+export { LambdaDispatcher } from "./lambda-dispatcher";
 export type { RunDispatcher, RunJob } from "./run-manager";
 export { InMemoryRunStore } from "./in-memory-run-store";
 export type { MultitaskStrategy, RunRecord, RunStatus, RunStore } from "../shared/runs";

@@ -1,14 +1,14 @@
 import type { BaseStore, Item, MatchCondition, SearchItem } from "@langchain/langgraph-checkpoint";
+// The store's modules, not its package entry: that one also exports the DynamoDB store, and a handler on an
+// in-memory checkpointer never loads the AWS SDK.
 import {
   DEFAULT_LIST_LIMIT,
   DEFAULT_SEARCH_LIMIT,
-  MAX_PAGE_LIMIT,
-  MAX_PAGE_OFFSET,
-  RESERVED_ROOT_LABEL,
   type StoreGetOperation,
   type StorePutOperation,
   type StoreSearchOperation,
-} from "../store";
+} from "../store/operations";
+import { MAX_PAGE_LIMIT, MAX_PAGE_OFFSET, RESERVED_ROOT_LABEL } from "../store/validation";
 import { describe, describeValue, HttpError, json, noContent } from "./http";
 import {
   integerField,

@@ -92,6 +92,37 @@ function devEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 const urlOf = (printed: string) => /on (http:\/\/127\.0\.0\.1:\d+)/.exec(printed)![1]!;
 const tokenOf = (printed: string) => /Bearer ([\w.-]+)/.exec(printed)![1]!;
 
+const REPORT_LOADED_MODULES = join(__dirname, "fixtures", "report-loaded-modules.cjs");
+
+/** The dev server with the fixture that reports the modules it loaded (see loadedPackages). */
+function runReportingModules(env: NodeJS.ProcessEnv): Run & { modulesFile: string } {
+  const modulesFile = join(mkdtempSync(join(tmpdir(), "dev-server-modules-")), "loaded.txt");
+  const server = run("node", ["--require", REPORT_LOADED_MODULES, DEV_SERVER], {
+    ...env,
+    MEMORY_TABLE_LOADED_MODULES: modulesFile,
+  });
+  return { ...server, modulesFile };
+}
+
+/** The npm packages the server has loaded so far (scoped packages as `@scope/name`). */
+async function loadedPackages(server: Run & { modulesFile: string }): Promise<Set<string>> {
+  server.child.kill("SIGUSR2");
+  const deadline = Date.now() + 10_000;
+  while (!existsSync(server.modulesFile)) {
+    if (Date.now() > deadline) throw new Error(`no module report:\n${server.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const packages = new Set<string>();
+  for (const file of readFileSync(server.modulesFile, "utf8").split("\n")) {
+    const name = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file)?.[1];
+    if (name) packages.add(name);
+  }
+  return packages;
+}
+
+const awsPackages = (packages: Set<string>) =>
+  [...packages].filter((name) => /^@(aws-sdk|smithy)\//.test(name));
+
 async function invoke(url: string, token: string, body: unknown): Promise<Response> {
   return fetch(`${url}/invoke`, {
     method: "POST",
@@ -154,7 +185,8 @@ describe("npm run token", () => {
 
 describe("the dev server (compiled, as npm start runs it)", () => {
   it("starts on 127.0.0.1, prints the URL, a demo token and curl lines that work", async () => {
-    const printed = await banner(run("node", [DEV_SERVER], devEnv()));
+    const server = runReportingModules(devEnv());
+    const printed = await banner(server);
     const url = urlOf(printed);
     const token = tokenOf(printed);
     expect(printed).toContain(`curl -s ${url}/invoke`);
@@ -172,12 +204,17 @@ describe("the dev server (compiled, as npm start runs it)", () => {
     const resume = await invoke(url, cliToken, { thread_id: "t1", resume: { approve: true } });
     expect(resume.status).toBe(200);
     expect(await resume.json()).toMatchObject({ status: "COMPLETED", result: { booked: true } });
+    // Checkpoints in memory: the AWS SDK, which only the DynamoDB modes use, is never loaded.
+    const packages = await loadedPackages(server);
+    expect(packages.has("@langchain/langgraph")).toBe(true);
+    expect(awsPackages(packages)).toEqual([]);
   });
 
   it("keeps threads in DynamoDB with TABLE_NAME and a DynamoDB Local endpoint", async () => {
     const tableName = `dev-server-${randomUUID().slice(0, 8)}`;
     const env = devEnv({ TABLE_NAME: tableName, DYNAMODB_ENDPOINT: localEndpoint() });
-    const printed = await banner(run("node", [DEV_SERVER], env));
+    const server = runReportingModules(env);
+    const printed = await banner(server);
     expect(printed).toContain(`DynamoDB table ${tableName} at ${localEndpoint()}`);
     const url = urlOf(printed);
     const token = tokenOf(printed);
@@ -200,6 +237,10 @@ describe("the dev server (compiled, as npm start runs it)", () => {
       const done = await invoke(url, token, { thread_id: "ddb-1", resume: { approve: true } });
       expect(done.status).toBe(200);
       expect(await done.json()).toMatchObject({ status: "COMPLETED", result: { booked: true } });
+      // The DynamoDB mode loads the SDK when it needs it.
+      expect(awsPackages(await loadedPackages(server))).toEqual(
+        expect.arrayContaining(["@aws-sdk/client-dynamodb", "@aws-sdk/lib-dynamodb"]),
+      );
     } finally {
       await deleteTestTable(client, tableName);
       client.destroy();

@@ -94,7 +94,8 @@ const parsed = new Map<string, ParsedModule>();
 
 function resolveImport(from: string, specifier: string): string | undefined {
   if (!specifier.startsWith(".")) return undefined;
-  const base = resolve(dirname(from), specifier);
+  // An ECMAScript import names the compiled file (`./x.js`); its source is `./x.ts`.
+  const base = resolve(dirname(from), specifier.replace(/\.js$/, ""));
   return [`${base}.ts`, join(base, "index.ts")].find((candidate) => existsSync(candidate));
 }
 
@@ -230,6 +231,9 @@ function actionsReachableFrom(entryFile: string, entrySymbol: string): string[] 
 
   const walk = (file: string, module: ParsedModule, root: ts.Node): void => {
     const visit = (node: ts.Node): void => {
+      const onDemand = onDemandSpecifier(node);
+      const onDemandFile = onDemand === undefined ? undefined : resolveImport(file, onDemand);
+      if (onDemandFile) reach(onDemandFile, "*");
       if (ts.isIdentifier(node) && !isPropertyName(node)) {
         const name = node.text;
         if (
@@ -251,6 +255,16 @@ function actionsReachableFrom(entryFile: string, entrySymbol: string): string[] 
 
   reach(entryFile, entrySymbol);
   return [...actions].sort();
+}
+
+/** `require("./x")` or `import("./x")` where code runs: a module loaded on demand, which counts whole. */
+function onDemandSpecifier(node: ts.Node): string | undefined {
+  if (!ts.isCallExpression(node)) return undefined;
+  const loads =
+    node.expression.kind === ts.SyntaxKind.ImportKeyword ||
+    (ts.isIdentifier(node.expression) && node.expression.text === "require");
+  const [specifier] = node.arguments;
+  return loads && specifier && ts.isStringLiteral(specifier) ? specifier.text : undefined;
 }
 
 /** `x.name` and `{ name: ... }`: a property, not a reference to a declaration called `name`. */

@@ -20,6 +20,7 @@ import {
 } from "../../shared/errors";
 import { assertIdentifier } from "../../shared/identifiers";
 import { compareCodePoints } from "../../shared/order";
+import { BOUND_TENANT, type TenantBound } from "../../shared/tenant-scope";
 import { isThreadStatus, THREAD_STATUSES, type ThreadStatus } from "../../shared/threads";
 import type { TableContext } from "../../table/context";
 import {
@@ -53,7 +54,7 @@ import { planCheckpoint, planWriteRecord } from "./write-planner";
  * - Reads are consistent; the latest root checkpoint with its pending writes and the thread record is one Query.
  * - Threads expire whole: an expired thread reads as absent and its items are never referred to again.
  */
-export class DynamoDBSaver extends BaseCheckpointSaver {
+export class DynamoDBSaver extends BaseCheckpointSaver implements TenantBound {
   readonly tenantId: string;
   readonly table: TableContext;
   readonly maxCheckpointBytes: number;
@@ -83,6 +84,10 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       (thread, ns, id) => this.queries.byId(thread, ns, id),
     );
     this.commits = new GroupCommit(this.table.checkpoints, this.cache);
+  }
+  /** Keys are this tenant's: the handler passes the client's thread ids as they are. */
+  get [BOUND_TENANT](): string {
+    return this.tenantId;
   }
 
   get tableName(): string {
