@@ -1,4 +1,6 @@
-import { createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import type { JWTPayload, JWTVerifyGetKey } from "jose";
+import { createRemoteJWKSet } from "jose/jwks/remote";
+import { jwtVerify } from "jose/jwt/verify";
 import { InvalidConfigurationError } from "../shared/errors";
 
 /** Who may call: the tokens' issuer (Cognito user pool or any OIDC issuer) and the audiences accepted. */
