@@ -28,6 +28,7 @@ import type { RunEventLog, RunEventWriter } from "./run-event-log";
 import type { StreamMode } from "./stream-translator";
 import { isResumeMap } from "./engine";
 import type { MetricOutcome, RunMetrics } from "./observability";
+import { RecentRuns } from "./recent-runs";
 import type { WebhookSender } from "./webhooks";
 
 /** The time a job gets: when its legs must stop, and when the process running them ends (Lambda's deadline). */
@@ -95,7 +96,9 @@ export type JoinResult =
 // from an empty state (a valid UUIDv6 that never names a checkpoint).
 const EMPTY_FORK = "00000000-0000-6000-8000-000000000000";
 const MIN_LEG_MS = 1_000;
-const RESULT_TTL_MS = 60_000;
+/** How long, and how many, ended runs this process remembers for their joins. */
+const RECENT_RUN_TTL_MS = 60_000;
+const MAX_RECENT_RUNS = 1_000;
 
 /**
  * Background runs: creation in the thread's queue (multitask strategies), legs that take the thread's lease, run
@@ -104,16 +107,15 @@ const RESULT_TTL_MS = 60_000;
  */
 export class RunManager {
   private readonly endings = new EventEmitter();
-  /** Final values of runs whose last leg ended in this process, for their joins (kept briefly). */
-  private readonly results = new Map<string, Record<string, unknown>>();
-  /** Runs that ended in this process, kept as briefly: a temporary thread's run is gone from the store. */
-  private readonly ended = new Map<string, RunRecord>();
+  /** Runs that ended in this process, with their final values where the last leg ran here (kept briefly). */
+  private readonly recent: RecentRuns;
   /** Legs running in this process, by run id: a cancel reaches them at once. */
   private readonly active = new Map<string, AbortController>();
   private readonly now: () => number;
 
   constructor(private readonly options: RunManagerOptions) {
     this.now = options.now ?? Date.now;
+    this.recent = new RecentRuns(RECENT_RUN_TTL_MS, MAX_RECENT_RUNS, this.now);
     this.endings.setMaxListeners(0);
   }
 
@@ -226,10 +228,10 @@ export class RunManager {
     let delay = 50;
     for (;;) {
       const run =
-        this.ended.get(runId) ?? (await this.options.runs.getRun(tenantId, threadId, runId));
+        this.recent.get(runId)?.run ?? (await this.options.runs.getRun(tenantId, threadId, runId));
       if (!run) return undefined;
       if (FINAL_RUN_STATUSES.includes(run.status)) {
-        const values = this.results.get(runId);
+        const values = this.recent.get(runId)?.values;
         return values ? { done: true, run, values } : { done: true, run };
       }
       const left = deadline - this.now();
@@ -679,13 +681,13 @@ export class RunManager {
           : {}
         : { graphId: run.graphId }),
     });
-    this.remember(this.ended, run.runId, ended ?? { ...run, status });
+    this.recent.remember(run.runId, { run: ended ?? { ...run, status } });
     this.endings.emit(run.runId);
     if (run.kwargs.webhook) {
       await this.options.webhooks.send(
         run.kwargs.webhook,
         ended ?? { ...run, status },
-        this.results.get(run.runId),
+        this.recent.get(run.runId)?.values,
       );
     }
     if (run.kwargs.temporary) await this.deleteTemporaryThread(tenantId, run.threadId);
@@ -787,12 +789,7 @@ export class RunManager {
   }
 
   private keepResult(runId: string, values: Record<string, unknown>): void {
-    this.remember(this.results, runId, values);
-  }
-
-  private remember<T>(map: Map<string, T>, runId: string, value: T): void {
-    map.set(runId, value);
-    setTimeout(() => map.delete(runId), RESULT_TTL_MS).unref?.();
+    this.recent.remember(runId, { values });
   }
 
   private waitForEnd(runId: string, ms: number): Promise<void> {
