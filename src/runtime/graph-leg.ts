@@ -63,9 +63,19 @@ export interface LegResult {
  * where it started; with `streaming`, the client's stream events are emitted as they come.
  */
 export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
-  const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort("deadline"), input.budgetMs);
-  const signal = input.cancel ? AbortSignal.any([deadline.signal, input.cancel]) : deadline.signal;
+  // One plain controller stops the graph, for the deadline or a cancel. Not AbortSignal.any: LangGraph adds an
+  // abort listener to the signal it is given and never removes it, and Node keeps a composite signal with a
+  // listener alive until it aborts, so each leg's signal (and what LangGraph hung on it) would stay forever.
+  const halt = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    halt.abort("deadline");
+  }, input.budgetMs);
+  const onCancel = () => halt.abort(input.cancel!.reason);
+  if (input.cancel?.aborted) onCancel();
+  else input.cancel?.addEventListener("abort", onCancel, { once: true });
+  const signal = halt.signal;
   const started = new Set<string>();
   let values: Record<string, unknown> = {};
   const interrupts: PendingInterrupt[] = [];
@@ -77,7 +87,7 @@ export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
   const stopped = (): LegOutcome | undefined => {
     if (input.cancel?.aborted)
       return { kind: "cancelled", action: input.cancel.reason as CancelAction };
-    return deadline.signal.aborted ? { kind: "deadline" } : undefined;
+    return timedOut ? { kind: "deadline" } : undefined;
   };
   const result = (outcome: LegOutcome): LegResult => ({
     outcome,
@@ -172,6 +182,7 @@ export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
     });
   } finally {
     clearTimeout(timer);
+    input.cancel?.removeEventListener("abort", onCancel);
   }
   const stop = stopped();
   if (stop) return result(stop);
