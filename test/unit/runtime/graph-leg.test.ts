@@ -45,12 +45,12 @@ describe("runGraphLeg: how one leg stops the graph", () => {
     // AbortSignal.any() with such a listener alive until it aborts, so a leg must not hand it one.
     const booking = buildBookingGraph({ checkpointer: new InMemorySaver() });
     const given: Array<WeakRef<AbortSignal>> = [];
-    const spied: HandlerGraph = {
-      stream: (input, options) => {
-        given.push(new WeakRef((options as { signal: AbortSignal }).signal));
-        return booking.stream(input as never, options as never) as never;
+    const spied = {
+      stream: (input: unknown, options: { signal: AbortSignal }) => {
+        given.push(new WeakRef(options.signal));
+        return booking.stream(input as never, options as never);
       },
-    } as HandlerGraph;
+    } as unknown as HandlerGraph;
     for (let index = 0; index < 3; index += 1) {
       const cancel = new AbortController();
       const result = await runGraphLeg(leg(spied, { cancel: cancel.signal }));
