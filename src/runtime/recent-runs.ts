@@ -1,9 +1,31 @@
 import type { RunRecord } from "../shared/runs";
 
+/** What a join needs of a run that ended: how it ended, and where its answer is. */
+export interface EndedRun {
+  runId: string;
+  threadId: string;
+  graphId: string;
+  status: RunRecord["status"];
+  error?: RunRecord["error"];
+  /** Its thread was deleted with it: there is no state to read. */
+  temporary: boolean;
+}
+
+export function endedRun(run: RunRecord): EndedRun {
+  return {
+    runId: run.runId,
+    threadId: run.threadId,
+    graphId: run.graphId,
+    status: run.status,
+    ...(run.error ? { error: run.error } : {}),
+    temporary: run.kwargs.temporary === true,
+  };
+}
+
 /** What this process remembers of a run that ended in it. */
 export interface RecentRun {
-  /** The run as it ended (a temporary thread's run is gone from the store by then). */
-  run?: RunRecord;
+  /** How the run ended (a temporary thread's run is gone from the store by then). */
+  run?: EndedRun;
   /** Its final values, when its last leg ran here: a join answers them without reading the thread. */
   values?: Record<string, unknown>;
 }

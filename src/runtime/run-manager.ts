@@ -28,7 +28,7 @@ import type { RunEventLog, RunEventWriter } from "./run-event-log";
 import type { StreamMode } from "./stream-translator";
 import { isResumeMap } from "./engine";
 import type { MetricOutcome, RunMetrics } from "./observability";
-import { RecentRuns } from "./recent-runs";
+import { endedRun, RecentRuns, type EndedRun } from "./recent-runs";
 import type { WebhookSender } from "./webhooks";
 
 /** The time a job gets: when its legs must stop, and when the process running them ends (Lambda's deadline). */
@@ -89,8 +89,7 @@ export interface CreateRunInput {
  * still pending or running.
  */
 export type JoinResult =
-  | { done: true; run: RunRecord; values?: Record<string, unknown> }
-  | { done: false; run: RunRecord };
+  { done: true; run: EndedRun; values?: Record<string, unknown> } | { done: false; run: RunRecord };
 
 // The thread's state after a rollback of its first run: a checkpoint id no thread has, so the next run starts
 // from an empty state (a valid UUIDv6 that never names a checkpoint).
@@ -227,12 +226,18 @@ export class RunManager {
     const deadline = this.now() + budgetMs;
     let delay = 50;
     for (;;) {
-      const run =
-        this.recent.get(runId)?.run ?? (await this.options.runs.getRun(tenantId, threadId, runId));
+      const recent = this.recent.get(runId);
+      if (recent?.run) {
+        return recent.values
+          ? { done: true, run: recent.run, values: recent.values }
+          : { done: true, run: recent.run };
+      }
+      const run = await this.options.runs.getRun(tenantId, threadId, runId);
       if (!run) return undefined;
       if (FINAL_RUN_STATUSES.includes(run.status)) {
-        const values = this.recent.get(runId)?.values;
-        return values ? { done: true, run, values } : { done: true, run };
+        return recent?.values
+          ? { done: true, run: endedRun(run), values: recent.values }
+          : { done: true, run: endedRun(run) };
       }
       const left = deadline - this.now();
       if (left <= 0) return { done: false, run };
@@ -681,7 +686,7 @@ export class RunManager {
           : {}
         : { graphId: run.graphId }),
     });
-    this.recent.remember(run.runId, { run: ended ?? { ...run, status } });
+    this.recent.remember(run.runId, { run: endedRun(ended ?? { ...run, status }) });
     this.endings.emit(run.runId);
     if (run.kwargs.webhook) {
       await this.options.webhooks.send(

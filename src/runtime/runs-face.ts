@@ -339,7 +339,7 @@ async function resultOf(
     return { __error__: run.error ?? { error: "Error", message: `Run ended in ${run.status}` } };
   }
   if (joined.values) return joined.values;
-  if (run.kwargs.temporary) return {};
+  if (run.temporary) return {};
   return readThreadValues(context, run.threadId, run.graphId);
 }
 

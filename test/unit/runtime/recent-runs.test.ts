@@ -1,8 +1,8 @@
-import { RecentRuns } from "../../../src/runtime/recent-runs";
+import { endedRun, RecentRuns, type EndedRun } from "../../../src/runtime/recent-runs";
 import type { RunRecord } from "../../../src/shared/runs";
 
-function run(runId: string, status: RunRecord["status"] = "success"): RunRecord {
-  return { runId, threadId: "t1", status } as RunRecord;
+function run(runId: string): EndedRun {
+  return { runId, threadId: "t1", graphId: "booking", status: "success", temporary: false };
 }
 
 describe("RecentRuns: what a process remembers of runs that ended in it, bounded in time and number", () => {
@@ -52,5 +52,30 @@ describe("RecentRuns: what a process remembers of runs that ended in it, bounded
     recent.remember("new", { run: run("new") });
     expect(recent.size).toBe(1);
     expect(recent.get("new")?.run?.runId).toBe("new");
+  });
+
+  it("keeps of a run only what a join needs: how it ended, and whether its thread is gone", () => {
+    const record = {
+      runId: "r1",
+      threadId: "t1",
+      assistantId: "a1",
+      graphId: "booking",
+      status: "error",
+      kwargs: { input: { request: "a long input" }, temporary: true },
+      metadata: { user: "u" },
+      multitaskStrategy: "reject",
+      createdAt: 1,
+      updatedAt: 2,
+      legs: 1,
+      error: { error: "ValueError", message: "bad", error_id: "e1" },
+    } as RunRecord;
+    expect(endedRun(record)).toEqual({
+      runId: "r1",
+      threadId: "t1",
+      graphId: "booking",
+      status: "error",
+      error: { error: "ValueError", message: "bad", error_id: "e1" },
+      temporary: true,
+    });
   });
 });
