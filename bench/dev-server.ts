@@ -13,7 +13,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { median, writeResults } from "./context";
 import { summarizeCpuProfile } from "./cpu-profile";
@@ -44,6 +44,8 @@ export default async function devServer(): Promise<void> {
     rmSync(PROFILE_DIR, { recursive: true, force: true });
     mkdirSync(PROFILE_DIR, { recursive: true });
   }
+  // Throughput and latency move with the machine's load (a shared machine): it is recorded beside them.
+  const loadAtStart = loadavg()[0]!;
   const server = await startNpmStart(profile);
   const tree = new ProcessTree(server.npm.pid!);
   try {
@@ -98,6 +100,11 @@ export default async function devServer(): Promise<void> {
       treePeakRssMb,
       stopsOnSigterm: stop.stopped,
       stopMs: stop.ms,
+      machine: {
+        cores: cpus().length,
+        loadAverageAtStart: round(loadAtStart),
+        loadAverageAtEnd: round(loadavg()[0]!),
+      },
       targets: TARGETS,
       definitions: {
         lifecycle:
@@ -108,6 +115,8 @@ export default async function devServer(): Promise<void> {
         treePeakRssMb:
           "peak of the summed RSS of every process npm start started (npm excluded), sampled every 100 ms",
         stopsOnSigterm: "SIGTERM to the npm process: every process it started is gone within 10 s",
+        machine:
+          "1-minute load average when npm start began and when the bench ended: lifecycles/s and latency are comparable only between runs at similar load; CPU ms per lifecycle and peak RSS move less",
       },
     };
     console.table({
@@ -143,6 +152,9 @@ export default async function devServer(): Promise<void> {
             ? "met"
             : "NOT MET"
       }`,
+    );
+    console.log(
+      `machine: ${results.machine.cores} cores, 1-minute load average ${results.machine.loadAverageAtStart} at the start, ${results.machine.loadAverageAtEnd} at the end`,
     );
     if (profile) printProfile(listener);
     console.log(`wrote ${writeResults("dev-server", results)}`);
