@@ -85,6 +85,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver implements TenantBound {
     );
     this.commits = new GroupCommit(this.table.checkpoints, this.cache);
   }
+
   /** Keys are this tenant's: the handler passes the client's thread ids as they are. */
   get [BOUND_TENANT](): string {
     return this.tenantId;
