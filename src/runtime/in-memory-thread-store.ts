@@ -1,30 +1,24 @@
-import {
-  ThreadBusyError,
-  ThreadExistsError,
-  ThreadNotFoundError,
-  ThreadPausedError,
-} from "../shared/errors";
-import {
-  isBusy,
-  isLeased,
-  resumeRejection,
-  type AcquireLeaseInput,
-  type CancelRunInput,
-  type ClaimRunInput,
-  type ClaimRunOutcome,
-  type CreateThreadInput,
-  type EnqueueRunInput,
-  type EnqueueRunResult,
-  type FinishRunInput,
-  type LockThreadInput,
-  type ReleaseLeaseInput,
-  type RenewRunLeaseInput,
-  type RunLeaseState,
-  type PatchThreadInput,
-  type ScanThreadsInput,
-  type ThreadScan,
-  type ThreadRecord,
-  type ThreadStore,
+import { ThreadExistsError, ThreadNotFoundError } from "../shared/errors";
+import * as rules from "../shared/run-rules";
+import { copyRecord, isBusy, newThreadRecord } from "../shared/run-rules";
+import type {
+  AcquireLeaseInput,
+  CancelRunInput,
+  ClaimRunInput,
+  ClaimRunOutcome,
+  CreateThreadInput,
+  EnqueueRunInput,
+  EnqueueRunResult,
+  FinishRunInput,
+  LockThreadInput,
+  PatchThreadInput,
+  ReleaseLeaseInput,
+  RenewRunLeaseInput,
+  RunLeaseState,
+  ScanThreadsInput,
+  ThreadRecord,
+  ThreadScan,
+  ThreadStore,
 } from "../shared/threads";
 
 export interface InMemoryThreadStoreOptions {
@@ -34,9 +28,8 @@ export interface InMemoryThreadStoreOptions {
 
 /**
  * Thread records in process memory, for checkpointers without a table (the dev server's in-memory saver).
- * Keyed by tenant and thread together, so no tenant can reach another tenant's record. Every method checks and
- * changes a record in one synchronous step, so concurrent calls see each other's effects whole, as the table's
- * conditional writes do.
+ * Keyed by tenant and thread together, so no tenant can reach another tenant's record. Run methods apply the
+ * rulebook (run-rules.ts), as the table's thread records do.
  */
 export class InMemoryThreadStore implements ThreadStore {
   private readonly records = new Map<string, { tenantId: string; record: ThreadRecord }>();
@@ -48,7 +41,7 @@ export class InMemoryThreadStore implements ThreadStore {
 
   async get(tenantId: string, threadId: string): Promise<ThreadRecord | undefined> {
     const entry = this.records.get(recordKey(tenantId, threadId));
-    return entry ? copy(entry.record) : undefined;
+    return entry ? copyRecord(entry.record) : undefined;
   }
 
   async create(input: CreateThreadInput): Promise<ThreadRecord> {
@@ -56,63 +49,27 @@ export class InMemoryThreadStore implements ThreadStore {
     const existing = this.records.get(key);
     if (existing) {
       if (input.ifExists === "raise") throw new ThreadExistsError(input.threadId);
-      return copy(existing.record);
+      return copyRecord(existing.record);
     }
-    const record = newRecord(input.threadId, input.now, input.metadata);
+    const record = newThreadRecord(input.threadId, input.now, input.metadata);
     this.insert(key, input.tenantId, record);
-    return copy(record);
+    return copyRecord(record);
   }
 
-  async acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined> {
-    const key = recordKey(input.tenantId, input.threadId);
-    const existing = this.records.get(key)?.record;
-    if (!existing && input.mode !== "start-or-create") {
-      throw new ThreadNotFoundError(input.threadId);
-    }
-    // Background runs waiting for the thread go first: a direct run takes only an idle thread.
-    if (existing && isBusy(existing, input.now)) throw new ThreadBusyError(input.threadId);
-    const rejection =
-      input.mode === "resume" && existing ? resumeRejection(existing, input) : undefined;
-    if (rejection) throw rejection;
-    if (input.mode !== "resume" && input.rejectPaused && existing?.status === "PAUSED_FOR_HUMAN") {
-      throw new ThreadPausedError(input.threadId);
-    }
-    const previous = existing ? copy(existing) : undefined;
-    const record = existing ?? newRecord(input.threadId, input.now, {});
-    record.status = "RUNNING";
-    record.updatedAt = input.now;
-    record.leaseOwner = input.owner;
-    record.leaseExpiresAt = input.expiresAt;
-    record.graphId = input.graphId;
-    this.insert(key, input.tenantId, record);
-    return previous;
+  acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined> {
+    return this.apply(input.tenantId, input.threadId, (record) =>
+      rules.decideAcquire(record, input),
+    );
   }
 
-  async releaseLease(input: ReleaseLeaseInput): Promise<boolean> {
+  releaseLease(input: ReleaseLeaseInput): Promise<boolean> {
     return this.finishRun(input);
   }
 
-  async finishRun(input: FinishRunInput): Promise<boolean> {
-    const entry = this.records.get(recordKey(input.tenantId, input.threadId));
-    if (!entry || entry.record.leaseOwner !== input.owner) return false;
-    const record = entry.record;
-    record.status = input.status;
-    record.nextNodes = [...input.nextNodes];
-    record.interrupts = input.interrupts.map((item) => ({ ...item }));
-    record.updatedAt = input.now;
-    if (input.graphId !== undefined) record.graphId = input.graphId;
-    if (input.forkFrom !== undefined) record.forkFrom = input.forkFrom;
-    if (input.keepLease && input.leaseUntil !== undefined) record.leaseExpiresAt = input.leaseUntil;
-    if (input.handOff) {
-      record.continuing = input.owner;
-      return true;
-    }
-    delete record.continuing;
-    delete record.cancelAction;
-    if (input.keepLease) return true;
-    delete record.leaseOwner;
-    delete record.leaseExpiresAt;
-    return true;
+  finishRun(input: FinishRunInput): Promise<boolean> {
+    return this.apply(input.tenantId, input.threadId, (record) =>
+      rules.decideFinish(record, input),
+    );
   }
 
   scan(input: ScanThreadsInput): ThreadScan {
@@ -132,7 +89,7 @@ export class InMemoryThreadStore implements ThreadStore {
     }
     const selected = matches
       .filter((record) => input.status === undefined || record.status === input.status)
-      .map(copy);
+      .map(copyRecord);
     return {
       orderedBy: input.ids ? undefined : "created_at",
       records: (async function* () {
@@ -146,17 +103,11 @@ export class InMemoryThreadStore implements ThreadStore {
     if (!entry) throw new ThreadNotFoundError(input.threadId);
     entry.record.metadata = { ...entry.record.metadata, ...structuredClone(input.metadata) };
     entry.record.updatedAt = input.now;
-    return copy(entry.record);
+    return copyRecord(entry.record);
   }
 
-  async lockThread(input: LockThreadInput): Promise<ThreadRecord | undefined> {
-    const entry = this.records.get(recordKey(input.tenantId, input.threadId));
-    if (!entry) return undefined;
-    if (isBusy(entry.record, input.now)) throw new ThreadBusyError(input.threadId);
-    const previous = copy(entry.record);
-    entry.record.leaseOwner = input.owner;
-    entry.record.leaseExpiresAt = input.expiresAt;
-    return previous;
+  lockThread(input: LockThreadInput): Promise<ThreadRecord | undefined> {
+    return this.apply(input.tenantId, input.threadId, (record) => rules.decideLock(record, input));
   }
 
   async delete(tenantId: string, threadId: string, owner: string): Promise<void> {
@@ -164,86 +115,40 @@ export class InMemoryThreadStore implements ThreadStore {
     if (this.records.get(key)?.record.leaseOwner === owner) this.records.delete(key);
   }
 
-  async enqueueRun(input: EnqueueRunInput): Promise<EnqueueRunResult> {
-    const key = recordKey(input.tenantId, input.threadId);
-    const existing = this.records.get(key)?.record;
-    if (!existing && !input.createIfMissing) throw new ThreadNotFoundError(input.threadId);
-    const record = existing ?? newRecord(input.threadId, input.now, {});
-    if (input.strategy === "reject" && isBusy(record, input.now)) {
-      throw new ThreadBusyError(input.threadId);
-    }
-    const cancelled: EnqueueRunResult["cancelled"] = [];
-    const holder = isLeased(record, input.now) ? record.leaseOwner : record.continuing;
-    if (input.strategy === "interrupt" || input.strategy === "rollback") {
-      for (const runId of record.runQueue) cancelled.push({ runId, state: "queued" });
-      record.runQueue = [];
-      if (holder !== undefined) {
-        cancelled.push({ runId: holder, state: "running" });
-        record.cancelAction = input.strategy;
-      }
-    }
-    const startsNow = record.runQueue.length === 0 && holder === undefined;
-    record.runQueue.push(input.runId);
-    record.updatedAt = input.now;
-    this.insert(key, input.tenantId, record);
-    return { cancelled, startsNow };
+  enqueueRun(input: EnqueueRunInput): Promise<EnqueueRunResult> {
+    return this.apply(input.tenantId, input.threadId, (record) =>
+      rules.decideEnqueue(record, input),
+    );
   }
 
-  async claimRun(input: ClaimRunInput): Promise<ClaimRunOutcome> {
-    const record = this.records.get(recordKey(input.tenantId, input.threadId))?.record;
-    if (!record) return { kind: "none" };
-    const previous = copy(record);
-    let forkFrom: string | undefined;
-    if (input.runId !== undefined) {
-      if (record.continuing !== input.runId && record.leaseOwner !== input.runId) {
-        return { kind: "none" };
-      }
-      if (isLeased(record, input.now)) return { kind: "wait", until: record.leaseExpiresAt! + 1 };
-      delete record.continuing;
-    } else {
-      const head = record.runQueue[0];
-      if (head === undefined || isLeased(record, input.now) || record.continuing !== undefined) {
-        return { kind: "none" };
-      }
-      record.runQueue.shift();
-      forkFrom = record.forkFrom;
-      delete record.forkFrom;
-      delete record.cancelAction;
-    }
-    record.leaseOwner = input.runId ?? previous.runQueue[0]!;
-    record.leaseExpiresAt = input.expiresAt;
-    record.status = "RUNNING";
-    record.updatedAt = input.now;
-    return {
-      kind: "claimed",
-      run: {
-        runId: record.leaseOwner,
-        previous,
-        ...(forkFrom !== undefined ? { forkFrom } : {}),
-      },
-    };
+  claimRun(input: ClaimRunInput): Promise<ClaimRunOutcome> {
+    return this.apply(input.tenantId, input.threadId, (record) => rules.decideClaim(record, input));
   }
 
-  async renewRunLease(input: RenewRunLeaseInput): Promise<RunLeaseState> {
-    const record = this.records.get(recordKey(input.tenantId, input.threadId))?.record;
-    if (!record || record.leaseOwner !== input.runId) return { held: false };
-    record.leaseExpiresAt = input.expiresAt;
-    return record.cancelAction ? { held: true, cancel: record.cancelAction } : { held: true };
+  renewRunLease(input: RenewRunLeaseInput): Promise<RunLeaseState> {
+    return this.apply(input.tenantId, input.threadId, (record) => rules.decideRenew(record, input));
   }
 
-  async cancelRun(input: CancelRunInput): Promise<"running" | "queued" | "absent"> {
-    const record = this.records.get(recordKey(input.tenantId, input.threadId))?.record;
-    if (!record) return "absent";
-    const position = record.runQueue.indexOf(input.runId);
-    if (position >= 0) {
-      record.runQueue.splice(position, 1);
-      return "queued";
-    }
-    if (record.leaseOwner === input.runId || record.continuing === input.runId) {
-      record.cancelAction = input.action;
-      return "running";
-    }
-    return "absent";
+  cancelRun(input: CancelRunInput): Promise<"running" | "queued" | "absent"> {
+    return this.apply(input.tenantId, input.threadId, (record) =>
+      rules.decideCancel(record, input),
+    );
+  }
+
+  /**
+   * Applies one rule of the rulebook to a record in one synchronous step (concurrent calls see each other's
+   * effects whole). Callers get copies of records, so nothing outside can change a stored one.
+   */
+  private async apply<Result>(
+    tenantId: string,
+    threadId: string,
+    rule: (record: ThreadRecord | undefined) => rules.Decision<Result>,
+  ): Promise<Result> {
+    const key = recordKey(tenantId, threadId);
+    const stored = this.records.get(key)?.record;
+    const { next, result } = rule(stored ? copyRecord(stored) : undefined);
+    if (next) this.insert(key, tenantId, copyRecord(next));
+    return result;
   }
 
   private insert(key: string, tenantId: string, record: ThreadRecord): void {
@@ -257,29 +162,6 @@ export class InMemoryThreadStore implements ThreadStore {
       break;
     }
   }
-}
-
-function newRecord(threadId: string, now: number, metadata: Record<string, unknown>): ThreadRecord {
-  return {
-    threadId,
-    nextNodes: [],
-    interrupts: [],
-    metadata: { ...metadata },
-    createdAt: now,
-    updatedAt: now,
-    runQueue: [],
-  };
-}
-
-/** Callers get copies, so nothing outside the store can change a stored record (values are JSON data). */
-function copy(record: ThreadRecord): ThreadRecord {
-  return {
-    ...record,
-    nextNodes: [...record.nextNodes],
-    interrupts: record.interrupts.map((item) => ({ ...item })),
-    metadata: { ...record.metadata },
-    runQueue: [...record.runQueue],
-  };
 }
 
 function recordKey(tenantId: string, threadId: string): string {

@@ -1,8 +1,8 @@
 import { EventEmitter } from "node:events";
+import { ThreadNotFoundError } from "../shared/errors";
 import { Command } from "@langchain/langgraph";
 import { v7 as uuid7 } from "@langchain/core/utils/uuid";
 import type { Logger } from "pino";
-import { ThreadNotFoundError } from "../shared/errors";
 import {
   FINAL_RUN_STATUSES,
   type CancelAction,
@@ -12,9 +12,8 @@ import {
   type RunStatus,
   type RunStore,
 } from "../shared/runs";
+import { holderOf, isLeased, resumeRejection, stalledRunOf } from "../shared/run-rules";
 import {
-  isLeased,
-  resumeRejection,
   type ClaimedRun,
   type FinishRunInput,
   type ThreadRecord,
@@ -30,6 +29,11 @@ import { isResumeMap } from "./engine";
 import type { MetricOutcome, RunMetrics } from "./observability";
 import { endedRun, RecentRuns, type EndedRun } from "./recent-runs";
 import type { WebhookSender } from "./webhooks";
+
+/** A saver that can delete a thread's newest checkpoints (a rolled-back run's). */
+interface CheckpointRollback {
+  deleteCheckpointsAfter(threadId: string, checkpointId: string | undefined): Promise<void>;
+}
 
 /** The time a job gets: when its legs must stop, and when the process running them ends (Lambda's deadline). */
 export interface WorkTime {
@@ -91,9 +95,9 @@ export interface CreateRunInput {
 export type JoinResult =
   { done: true; run: EndedRun; values?: Record<string, unknown> } | { done: false; run: RunRecord };
 
-// The thread's state after a rollback of its first run: a checkpoint id no thread has, so the next run starts
-// from an empty state (a valid UUIDv6 that never names a checkpoint).
-const EMPTY_FORK = "00000000-0000-6000-8000-000000000000";
+// How long a cancel waits for a leg to start in this process (a claim and the leg's registration are
+// milliseconds apart; the cancel is on the thread record too, which the leg's heartbeat reads).
+const STOP_ON_START_MS = 30_000;
 const MIN_LEG_MS = 1_000;
 /** How long, and how many, ended runs this process remembers for their joins. */
 const RECENT_RUN_TTL_MS = 60_000;
@@ -110,6 +114,8 @@ export class RunManager {
   private readonly recent: RecentRuns;
   /** Legs running in this process, by run id: a cancel reaches them at once. */
   private readonly active = new Map<string, AbortController>();
+  /** Cancels of runs that hold a thread but whose leg had not started here yet (in arrival order). */
+  private readonly stopOnStart = new Map<string, { action: CancelAction; at: number }>();
   private readonly now: () => number;
 
   constructor(private readonly options: RunManagerOptions) {
@@ -138,8 +144,6 @@ export class RunManager {
   async create(input: CreateRunInput): Promise<{ run: RunRecord; startsNow: boolean }> {
     const { threads, runs } = this.options;
     const now = this.now();
-    const existing = await threads.get(input.tenantId, input.threadId);
-    if (!input.createIfMissing && !existing) throw new ThreadNotFoundError(input.threadId);
     const run: RunRecord = {
       runId: uuid7(),
       threadId: input.threadId,
@@ -153,6 +157,12 @@ export class RunManager {
       updatedAt: now,
       legs: 0,
     };
+    const resume = input.kwargs.temporary ? undefined : input.kwargs.command?.resume;
+    // A run record would create its thread (it lives in the thread's partition): a missing thread is refused
+    // first. The read also primes the table's copy of the record, which the queue's rule then decides on.
+    if (!input.createIfMissing && !(await threads.get(input.tenantId, input.threadId))) {
+      throw new ThreadNotFoundError(input.threadId);
+    }
     // The run exists before it is queued: whoever takes it from the queue finds it.
     await runs.putRun(input.tenantId, run);
     let cancelled;
@@ -165,25 +175,25 @@ export class RunManager {
         strategy: input.strategy,
         now,
         createIfMissing: input.createIfMissing,
+        // The thread's metadata names its graph and assistant (LangGraph Server's clients filter threads by them).
+        metadata: { graph_id: input.graphId, assistant_id: input.assistantId },
+        ...(resume !== undefined
+          ? {
+              resume: {
+                graphId: input.graphId,
+                ...(isResumeMap(resume) ? { interruptIds: Object.keys(resume) } : {}),
+              },
+            }
+          : {}),
       }));
     } catch (error) {
       await runs.deleteRun(input.tenantId, input.threadId, run.runId).catch(() => undefined);
       throw error;
     }
-    // The thread's metadata names its graph and assistant (LangGraph Server's clients filter threads by them).
-    const metadata = existing?.metadata ?? {};
-    if (metadata.graph_id !== input.graphId || metadata.assistant_id !== input.assistantId) {
-      await threads.patchMetadata({
-        tenantId: input.tenantId,
-        threadId: input.threadId,
-        metadata: { graph_id: input.graphId, assistant_id: input.assistantId },
-        now,
-      });
-    }
     const action: CancelAction = input.strategy === "rollback" ? "rollback" : "interrupt";
     for (const replaced of cancelled) {
       if (replaced.state === "running") {
-        this.active.get(replaced.runId)?.abort(action);
+        this.stopHere(replaced.runId, action);
       } else {
         await this.endQueued(input.tenantId, input.threadId, replaced.runId, action);
       }
@@ -205,9 +215,8 @@ export class RunManager {
     if (state === "queued") {
       await this.endQueued(tenantId, threadId, runId, action);
     } else if (state === "running") {
-      const local = this.active.get(runId);
-      if (local) local.abort(action);
-      else if (run.status === "pending") {
+      const local = this.stopHere(runId, action);
+      if (!local && run.status === "pending") {
         // Handed over before it started (after_seconds): no leg runs it now, so it ends here.
         const record = await this.options.threads.get(tenantId, threadId);
         if (record) await this.endUnstarted(tenantId, run, { runId, previous: record }, action);
@@ -274,9 +283,20 @@ export class RunManager {
         now,
         expiresAt: Math.min(deadline, now + this.options.leaseMs),
       });
+      if (claim.kind === "stalled") {
+        // The thread's run stopped without a word (its process died): it goes on from its last checkpoint
+        // before any run queued behind it.
+        this.options.logger.warn(
+          { thread: next.threadId, run: claim.runId },
+          "stalled run taken over",
+        );
+        next = { ...next, runId: claim.runId };
+        continue;
+      }
       if (claim.kind === "none") {
-        // Nothing waits for the thread, or a leg holds it; a leg whose worker died is taken over here.
-        next = next.runId === undefined ? await this.stalledRun(next, deadline) : undefined;
+        // Nothing waits for the thread, or a leg holds it. A job retried right after its worker died finds the
+        // dead leg's lease still live: it watches it lapse (a live leg renews it first) and takes the run over.
+        next = next.runId === undefined ? await this.watchLease(next, deadline) : undefined;
         continue;
       }
       if (claim.kind === "wait") {
@@ -293,29 +313,30 @@ export class RunManager {
   }
 
   /**
-   * The run of a thread whose leg stopped without a word (its worker crashed, timed out or ran out of memory):
-   * its lease lapsed while the thread still says RUNNING, or it was handed over and its next leg never came. A
-   * lease that is still held is watched until it lapses (a live leg renews it before then): a job retried by
-   * Lambda right after the crash still finds the run.
+   * The job again once the lease of a thread that says RUNNING lapsed, when that is within this job's time (a
+   * claim then finds the run stalled, unless its leg renewed the lease meanwhile); undefined otherwise.
    */
-  private async stalledRun(job: RunJob, deadline: number): Promise<RunJob | undefined> {
-    const { threads, runs } = this.options;
-    let record = await threads.get(job.tenantId, job.threadId);
-    if (record?.continuing === undefined && record?.status !== "RUNNING") return undefined;
-    const runId = record.continuing ?? record.leaseOwner;
-    if (runId === undefined) return undefined;
-    const run = await runs.getRun(job.tenantId, job.threadId, runId);
-    if (!run || FINAL_RUN_STATUSES.includes(run.status)) return undefined;
-    if (record.continuing === undefined && isLeased(record, this.now())) {
-      const lapse = record.leaseExpiresAt! + 1;
-      if (lapse > deadline - MIN_LEG_MS) return undefined;
-      await sleep(lapse - this.now());
-      record = await threads.get(job.tenantId, job.threadId);
-      // Renewed meanwhile: its leg is alive and goes on by itself.
-      if (!record || record.leaseOwner !== runId || isLeased(record, this.now())) return undefined;
-    }
-    this.options.logger.warn({ thread: job.threadId, run: runId }, "stalled run taken over");
-    return { ...job, runId };
+  private async watchLease(job: RunJob, deadline: number): Promise<RunJob | undefined> {
+    const record = await this.options.threads.get(job.tenantId, job.threadId);
+    if (!record || record.status !== "RUNNING" || !isLeased(record, this.now())) return undefined;
+    const lapse = record.leaseExpiresAt! + 1;
+    if (lapse > deadline - MIN_LEG_MS) return undefined;
+    await sleep(lapse - this.now());
+    const after = await this.options.threads.get(job.tenantId, job.threadId);
+    // Renewed meanwhile: its leg is alive and goes on by itself.
+    return after && stalledRunOf(after, this.now()) !== undefined ? job : undefined;
+  }
+
+  /**
+   * Starts the work a thread waits for when nothing will do it otherwise: a stalled run (its process died) or
+   * runs queued behind no holder. Called where runs and threads are read, at a dev server's start and on its
+   * schedule, so no run stays `running` or `pending` past its lease without a new request for it.
+   */
+  async recover(tenantId: string, threadId: string, known?: ThreadRecord): Promise<boolean> {
+    const record = known ?? (await this.options.threads.get(tenantId, threadId));
+    if (!record || !needsRecovery(record, this.now())) return false;
+    await this.options.dispatcher.dispatch({ tenantId, threadId });
+    return true;
   }
 
   /**
@@ -404,6 +425,10 @@ export class RunManager {
 
     const controller = new AbortController();
     this.active.set(run.runId, controller);
+    // A cancel that reached this process after the claim, before the leg was registered.
+    const early = this.stopOnStart.get(run.runId);
+    this.stopOnStart.delete(run.runId);
+    if (early) controller.abort(early.action);
     const heartbeat = setInterval(() => {
       void this.options.threads
         .renewRunLease({
@@ -519,12 +544,11 @@ export class RunManager {
       ...((kwargs.config?.configurable as Record<string, unknown> | undefined) ?? {}),
       thread_id: scope.saverThreadId(run.threadId),
     };
-    // Only a fresh start may fork from another checkpoint than the thread's latest. A later leg goes on from the run's last checkpoint; if it never wrote one (its first leg died at once),
-    // the run starts over.
+    // Only a fresh start may fork from another checkpoint than the thread's latest. A later leg goes on from the
+    // run's last checkpoint; if it never wrote one (its first leg died at once), the run starts over.
     const fresh = legs === 1 || !(await this.wroteCheckpoint(scope, run));
-    const forkFrom = fresh ? (claimed.forkFrom ?? kwargs.checkpointId) : undefined;
-    if (forkFrom !== undefined) {
-      configurable.checkpoint_id = forkFrom === "" ? EMPTY_FORK : forkFrom;
+    if (fresh && kwargs.checkpointId !== undefined) {
+      configurable.checkpoint_id = kwargs.checkpointId;
       if (kwargs.checkpointNamespace) configurable.checkpoint_ns = kwargs.checkpointNamespace;
     }
     const {
@@ -619,12 +643,7 @@ export class RunManager {
         return next;
       case "cancelled":
         if (outcome.action === "rollback") {
-          await this.options.runs.deleteRun(tenantId, threadId, run.runId);
-          await this.release(tenantId, threadId, claimed, {
-            ...restoreOf(claimed.previous),
-            forkFrom: startCheckpointId ?? "",
-          });
-          this.endings.emit(run.runId);
+          await this.rollBack(tenantId, run, claimed, startCheckpointId);
           return next;
         }
         await this.end(tenantId, run, claimed, "interrupted", { status: "COMPLETED" });
@@ -722,13 +741,53 @@ export class RunManager {
   ): Promise<RunJob> {
     const restore = restoreOf(claimed.previous);
     if (action === "rollback") {
-      await this.options.runs.deleteRun(tenantId, run.threadId, run.runId);
-      await this.release(tenantId, run.threadId, claimed, restore);
-      this.endings.emit(run.runId);
+      // It wrote nothing: the thread is as it was.
+      await this.rollBack(tenantId, run, claimed, undefined);
     } else {
       await this.end(tenantId, run, claimed, "interrupted", restore);
     }
     return { tenantId, threadId: run.threadId };
+  }
+
+  /**
+   * Undoes a run (LangGraph Server's rollback): every checkpoint it wrote goes, newest first, while it still
+   * holds the thread; then its record; then the thread is given back as it was before the run. State, history,
+   * copies, state updates and the next run all see the thread as it was. A run that wrote nothing
+   * (`wroteFrom` undefined) only goes. A crash midway leaves the run holding the thread, so its recovery rolls
+   * it back again (the checkpoints left are still newer than where it started).
+   */
+  private async rollBack(
+    tenantId: string,
+    run: RunRecord,
+    claimed: ClaimedRun,
+    /** The thread's latest checkpoint when the run started ("" for none); undefined: the run wrote nothing. */
+    wroteFrom: string | undefined,
+  ): Promise<void> {
+    if (wroteFrom !== undefined) {
+      await this.deleteCheckpointsAfter(tenantId, run.threadId, wroteFrom || undefined);
+    }
+    await this.options.runs.deleteRun(tenantId, run.threadId, run.runId);
+    await this.release(tenantId, run.threadId, claimed, restoreOf(claimed.previous));
+    this.recent.remember(run.runId, { run: endedRun({ ...run, status: "interrupted" }) });
+    this.endings.emit(run.runId);
+  }
+
+  /**
+   * Stops a run that holds a thread, if its leg runs in this process (now, or once it starts: a run that took
+   * the thread but has not started its leg yet). True when its leg runs here now.
+   */
+  private stopHere(runId: string, action: CancelAction): boolean {
+    const local = this.active.get(runId);
+    if (local) {
+      local.abort(action);
+      return true;
+    }
+    this.stopOnStart.set(runId, { action, at: this.now() });
+    for (const [id, { at }] of this.stopOnStart) {
+      if (this.now() - at <= STOP_ON_START_MS) break;
+      this.stopOnStart.delete(id);
+    }
+    return false;
   }
 
   /** A waiting run that will never start: interrupted, or deleted when rolled back. */
@@ -769,6 +828,27 @@ export class RunManager {
     }
   }
 
+  /**
+   * Deletes the thread's checkpoints newer than `checkpointId` (all when undefined), where the saver can (this
+   * project's savers can; a saver of another kind keeps them, and the log says so).
+   */
+  private async deleteCheckpointsAfter(
+    tenantId: string,
+    threadId: string,
+    checkpointId: string | undefined,
+  ): Promise<void> {
+    const scope = this.options.engine.tenant(tenantId);
+    const saver = scope.saver as Partial<CheckpointRollback> | undefined;
+    if (typeof saver?.deleteCheckpointsAfter === "function") {
+      await saver.deleteCheckpointsAfter(scope.saverThreadId(threadId), checkpointId);
+    } else if (scope.saver) {
+      this.options.logger.warn(
+        { thread: threadId },
+        "rolled-back run's checkpoints kept: the saver cannot delete single checkpoints",
+      );
+    }
+  }
+
   /** Whether the thread's latest checkpoint is one this run wrote (each carries its run's id). */
   private async wroteCheckpoint(scope: TenantScope, run: RunRecord): Promise<boolean> {
     if (!scope.saver) return false;
@@ -782,14 +862,8 @@ export class RunManager {
     const resume = run.kwargs.command?.resume;
     if (resume === undefined) return undefined;
     return resumeRejection(previous, {
-      tenantId: "",
-      threadId: run.threadId,
-      owner: run.runId,
-      expiresAt: 0,
-      now: 0,
-      mode: "resume",
       graphId: run.graphId,
-      resumeIds: isResumeMap(resume) ? Object.keys(resume) : undefined,
+      ...(isResumeMap(resume) ? { interruptIds: Object.keys(resume) } : {}),
     });
   }
 
@@ -866,6 +940,12 @@ function restoreOf(previous: ThreadRecord): {
     interrupts: previous.interrupts,
     ...(previous.graphId !== undefined ? { graphId: previous.graphId } : {}),
   };
+}
+
+/** A stalled run, or runs queued behind no holder: nobody will start them unless asked. */
+function needsRecovery(record: ThreadRecord, now: number): boolean {
+  if (stalledRunOf(record, now) !== undefined) return true;
+  return record.runQueue.length > 0 && holderOf(record, now) === undefined;
 }
 
 /** A leg's deadline is a hand-over to the next leg, unless it was the last leg allowed (the run times out). */

@@ -4,8 +4,6 @@ import {
   RunBudgetExhaustedError,
   ThreadBusyError,
 } from "../shared/errors";
-import { isBusy, resumeRejection } from "../shared/threads";
-import { isResumeMap } from "./engine";
 import type { AssistantRecord } from "../shared/assistants";
 import {
   FINAL_RUN_STATUSES,
@@ -176,7 +174,6 @@ export async function startRun(
   const assistant = prepared?.assistant ?? (await runAssistant(context, body.assistantId));
   context.log.thread = threadId;
   context.log.assistant = assistant.assistantId;
-  if (!stateless) await refuseInvalidResume(context, threadId, assistant.graphId, body);
   try {
     const created = await runs.create({
       tenantId: context.tenantId,
@@ -253,34 +250,6 @@ function withAssistantDefaults(kwargs: RunKwargs, assistant: AssistantRecord): R
         : (runContext ?? assistant.context);
   }
   return merged;
-}
-
-/**
- * A resume on a thread no run holds or waits for is checked now, so the client hears 409 (nothing to resume,
- * another assistant) and nothing is written; a resume queued behind other runs is checked when it starts.
- */
-async function refuseInvalidResume(
-  context: RouteContext,
-  threadId: string,
-  graphId: string,
-  body: RunBody,
-): Promise<void> {
-  const resume = body.kwargs.command?.resume;
-  if (resume === undefined) return;
-  const now = Date.now();
-  const record = await context.engine.store("Resuming a run").get(context.tenantId, threadId);
-  if (!record || isBusy(record, now)) return;
-  const rejection = resumeRejection(record, {
-    tenantId: context.tenantId,
-    threadId,
-    owner: "",
-    expiresAt: now,
-    now,
-    mode: "resume",
-    graphId,
-    resumeIds: isResumeMap(resume) ? Object.keys(resume) : undefined,
-  });
-  if (rejection) throw rejection;
 }
 
 /**

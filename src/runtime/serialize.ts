@@ -1,9 +1,5 @@
-import {
-  isLeased,
-  type PendingInterrupt,
-  type ThreadRecord,
-  type ThreadStatus,
-} from "../shared/threads";
+import { isLeased } from "../shared/run-rules";
+import type { PendingInterrupt, ThreadRecord, ThreadStatus } from "../shared/threads";
 
 /** Thread statuses of the LangGraph Server API. */
 export type SdkThreadStatus = "idle" | "busy" | "interrupted" | "error";

@@ -1,9 +1,9 @@
-import { AssistantMismatchError, NothingToResumeError } from "./errors";
 import type { CancelAction, MultitaskStrategy } from "./runs";
 
 /**
  * The thread record's model: what every thread store (DynamoDB's thread records, the in-memory one) keeps per
- * thread, and the rules for taking a run lease on it. Stores differ in where they keep it, never in these rules.
+ * thread, and the inputs of its run methods. The rules themselves are the rulebook's (run-rules.ts): stores differ
+ * in where they keep a record, never in how it changes.
  */
 export const THREAD_STATUSES = ["RUNNING", "PAUSED_FOR_HUMAN", "COMPLETED", "ERROR"] as const;
 export type ThreadStatus = (typeof THREAD_STATUSES)[number];
@@ -43,8 +43,6 @@ export interface ThreadRecord {
   cancelAction?: CancelAction;
   /** A run between two legs: it holds the thread until its next leg starts. */
   continuing?: string;
-  /** Checkpoint the next run forks from (where a rolled-back run had started; "" for an empty thread). */
-  forkFrom?: string;
 }
 
 /** What a run needs the thread to be before it may take the lease. */
@@ -183,16 +181,6 @@ export interface ThreadStore {
   finishRun(input: FinishRunInput): Promise<boolean>;
 }
 
-/** True while a lease is held and has not lapsed. */
-export function isLeased(record: ThreadRecord, now: number): boolean {
-  return record.leaseOwner !== undefined && (record.leaseExpiresAt ?? 0) >= now;
-}
-
-/** True while a run holds the thread, continues on it, or waits for it. */
-export function isBusy(record: ThreadRecord, now: number): boolean {
-  return isLeased(record, now) || record.continuing !== undefined || record.runQueue.length > 0;
-}
-
 export interface EnqueueRunInput {
   tenantId: string;
   threadId: string;
@@ -201,6 +189,17 @@ export interface EnqueueRunInput {
   now: number;
   /** Create the thread when it does not exist (`if_not_exists: "create"`, stateless runs). */
   createIfMissing: boolean;
+  /** A resume: checked against the thread when it would start at once (nothing holds or waits for it). */
+  resume?: ResumeCheck;
+  /** Merged into the thread's metadata, key by key, in the same write (the graph and assistant it runs). */
+  metadata?: Record<string, unknown>;
+}
+
+/** What a resume needs of a paused thread. */
+export interface ResumeCheck {
+  graphId: string;
+  /** The interrupt ids a resume map names: each must be pending. */
+  interruptIds?: string[];
 }
 
 export interface EnqueueRunResult {
@@ -224,17 +223,18 @@ export interface ClaimedRun {
   runId: string;
   /** The record as it was before the claim (what a failed start restores). */
   previous: ThreadRecord;
-  /** Checkpoint to fork from (after a rollback), consumed by this claim. */
-  forkFrom?: string;
 }
 
 /**
  * What a claim got: the thread for a run; a wait (the run's previous leg keeps the lease until `until`, epoch
- * ms, because a node it aborted may still be running); or nothing to do (no run waits, or another run holds
- * the thread and takes the next one itself).
+ * ms, because a node it aborted may still be running); a stalled run to take over before any queued one (its
+ * process died: see run-rules.ts); or nothing to do (no run waits, or a live holder takes the next one itself).
  */
 export type ClaimRunOutcome =
-  { kind: "claimed"; run: ClaimedRun } | { kind: "wait"; until: number } | { kind: "none" };
+  | { kind: "claimed"; run: ClaimedRun }
+  | { kind: "wait"; until: number }
+  | { kind: "stalled"; runId: string }
+  | { kind: "none" };
 
 export interface RenewRunLeaseInput {
   tenantId: string;
@@ -257,29 +257,8 @@ export interface CancelRunInput {
   action: CancelAction;
 }
 
-/** How a run's lease ends, beyond ReleaseLeaseInput: a hand-off to the next leg, or a rollback's fork point. */
+/** How a run's lease ends, beyond ReleaseLeaseInput: a hand-off to the next leg. */
 export interface FinishRunInput extends ReleaseLeaseInput {
   /** Keep the thread for this run's next leg (the lease stays, marked as continuing). */
   handOff?: boolean;
-  /** The next run forks from this checkpoint ("" for an empty thread): this run was rolled back. */
-  forkFrom?: string;
-}
-
-/** Why a resume may not take the lease of `record` (checked before any write), or undefined when it may. */
-export function resumeRejection(
-  record: ThreadRecord,
-  input: AcquireLeaseInput,
-): NothingToResumeError | AssistantMismatchError | undefined {
-  if (record.status !== "PAUSED_FOR_HUMAN") {
-    return new NothingToResumeError(input.threadId, "the thread is not paused at an interrupt");
-  }
-  if (record.graphId !== undefined && record.graphId !== input.graphId) {
-    return new AssistantMismatchError(input.threadId, record.graphId, input.graphId);
-  }
-  const pending = new Set(record.interrupts.map((item) => item.id));
-  const unknown = (input.resumeIds ?? []).find((id) => !pending.has(id));
-  if (unknown !== undefined) {
-    return new NothingToResumeError(input.threadId, `interrupt ${unknown} is not pending`);
-  }
-  return undefined;
 }

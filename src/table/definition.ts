@@ -72,8 +72,11 @@ export const THREAD_ATTRIBUTES = {
   cancelAction: "cancel_action",
   /** Id of the run that holds the thread between two legs (it continues from its last checkpoint). */
   continuing: "continuing",
-  /** Checkpoint the next run starts from (a fork): where a rolled-back run had started. */
-  forkFrom: "fork_from",
+  /**
+   * How many times the run rulebook changed the record: each change is written only if this is still what its
+   * decision was made on (optimistic concurrency over the whole run state: queue, lease, status, holder).
+   */
+  revision: "rev",
 } as const;
 
 /** Attribute names of run records (`sk = r#<run id>` in the thread's partition). */

@@ -9,14 +9,7 @@ import {
 } from "../shared/threads";
 import type { Item, ItemKey } from "./client";
 import { TABLE_KEYS, THREAD_ATTRIBUTES as A } from "./definition";
-import {
-  allOf,
-  anyOf,
-  expression,
-  updateFragment,
-  type Expression,
-  type UpdateFragment,
-} from "./expressions";
+import { expression, updateFragment, type Expression, type UpdateFragment } from "./expressions";
 import { THREAD_RECORD_SK } from "./keys";
 
 /**
@@ -66,51 +59,6 @@ export function recordAbsent(): Expression {
   return expression("attribute_not_exists(#pk)", { "#pk": TABLE_KEYS.partitionKey });
 }
 
-/** No lease, or one that lapsed before `nowMs`. */
-export function leaseFree(nowMs: number): Expression {
-  return expression(
-    "attribute_not_exists(#owner) OR #expires < :now_ms",
-    { "#owner": A.leaseOwner, "#expires": A.leaseExpiresAt },
-    { ":now_ms": nowMs },
-  );
-}
-
-export function leaseHeldBy(owner: string): Expression {
-  return expression("#owner = :owner", { "#owner": A.leaseOwner }, { ":owner": owner });
-}
-
-export function statusIs(status: ThreadStatus): Expression {
-  return expression(
-    "#status = :expected_status",
-    { "#status": A.status },
-    { ":expected_status": status },
-  );
-}
-
-export function statusIsNot(status: ThreadStatus): Expression {
-  return anyOf(
-    expression("attribute_not_exists(#status)", { "#status": A.status }),
-    expression(
-      "#status <> :refused_status",
-      { "#status": A.status },
-      { ":refused_status": status },
-    ),
-  );
-}
-
-export function graphIs(graphId: string): Expression {
-  return expression("#graph = :graph", { "#graph": A.graphId }, { ":graph": graphId });
-}
-
-/** The record keeps pending interrupts as JSON: the named id must appear there as an `"id"`. */
-export function interruptPending(id: string, index: number): Expression {
-  return expression(
-    `contains(#interrupts, :interrupt_${index})`,
-    { "#interrupts": A.interrupts },
-    { [`:interrupt_${index}`]: `"id":${JSON.stringify(id)}` },
-  );
-}
-
 export function toRecord(item: Item): ThreadRecord {
   const status: unknown = item[A.status];
   const next = item[A.nextNode] as string | undefined;
@@ -129,7 +77,6 @@ export function toRecord(item: Item): ThreadRecord {
     runQueue: Array.isArray(item[A.runQueue]) ? (item[A.runQueue] as string[]) : [],
     cancelAction: isCancelAction(item[A.cancelAction]) ? item[A.cancelAction] : undefined,
     continuing: item[A.continuing] as string | undefined,
-    forkFrom: item[A.forkFrom] as string | undefined,
   };
 }
 
@@ -146,17 +93,6 @@ function parseJson<T>(text: unknown, fallback: T): T {
   }
 }
 
-/** No run waits for the thread and none is between two legs. */
-export function queueIdle(): Expression {
-  return allOf(
-    anyOf(
-      expression("attribute_not_exists(#queue)", { "#queue": A.runQueue }),
-      expression("size(#queue) = :zero", { "#queue": A.runQueue }, { ":zero": 0 }),
-    ),
-    expression("attribute_not_exists(#continuing)", { "#continuing": A.continuing }),
-  );
-}
-
 /** The attribute still holds what was read (absent when it was absent): an optimistic-concurrency check. */
 export function unchanged(placeholder: string, attribute: string, value: unknown): Expression {
   const name = `#${placeholder}`;
@@ -166,14 +102,5 @@ export function unchanged(placeholder: string, attribute: string, value: unknown
     `${name} = :was_${placeholder}`,
     { [name]: attribute },
     { [`:was_${placeholder}`]: value },
-  );
-}
-
-/** The run queue as it was read: the same list, or absent/empty when it was empty. */
-export function queueUnchanged(queue: string[]): Expression {
-  if (queue.length > 0) return unchanged("queue", A.runQueue, queue);
-  return anyOf(
-    expression("attribute_not_exists(#queue)", { "#queue": A.runQueue }),
-    expression("size(#queue) = :zero", { "#queue": A.runQueue }, { ":zero": 0 }),
   );
 }

@@ -1,16 +1,12 @@
 import {
-  NothingToResumeError,
   ThreadBusyError,
   ThreadExistsError,
   ThreadExpiredError,
   ThreadNotFoundError,
-  ThreadPausedError,
 } from "../shared/errors";
+import * as rules from "../shared/run-rules";
 import {
   INBOX_STATUSES,
-  isBusy,
-  isLeased,
-  resumeRejection,
   type AcquireLeaseInput,
   type CancelRunInput,
   type ClaimRunInput,
@@ -40,7 +36,6 @@ import {
 import { isExpired, notExpired, type ExpiryPolicy } from "./expiry";
 import {
   allOf,
-  expression,
   indexPartition,
   renderUpdate,
   updateFragment,
@@ -49,19 +44,11 @@ import {
 } from "./expressions";
 import { parseThreadPartitionKey, threadPartitionKey } from "./keys";
 import {
-  graphIs,
-  interruptPending,
-  leaseFree,
-  leaseHeldBy,
   newGeneration,
-  queueIdle,
-  queueUnchanged,
   recordAbsent,
   recordExists,
   recordKey,
   statusFragment,
-  statusIs,
-  statusIsNot,
   tenantStatus,
   toRecord,
   unchanged,
@@ -80,8 +67,10 @@ interface CachedLife extends ThreadLife {
   confirmedAt: number;
 }
 
-// Attempts of a read-decide-write on the run queue before giving up as busy.
+// Attempts of a read-decide-write on the record's metadata before giving up as busy.
 const MAX_QUEUE_ATTEMPTS = 5;
+// Refused rule writes retried at once before pausing between attempts (the record changed meanwhile).
+const CONTENTION_ATTEMPTS_BEFORE_PAUSE = 1;
 // How long what this container last saw of a record is trusted: another process may delete the thread, and a
 // write must not go out under a generation that no longer has a record. (The HTTP runtime's lease excludes
 // that race; long-lived processes, such as a dev server, rely on this bound.)
@@ -99,6 +88,8 @@ const SCAN_PAGE = 100;
  */
 export class ThreadRecords implements ThreadStore {
   private readonly lives = new Map<string, CachedLife>();
+  /** The records this container last wrote or read for a rule, with when (a rule's first guess). */
+  private readonly records = new Map<string, { item: Item; at: number }>();
   private readonly renewals = new Map<string, Promise<ThreadLife>>();
 
   constructor(
@@ -132,9 +123,10 @@ export class ThreadRecords implements ThreadStore {
   /** Takes note of a record read along with other items (or of its absence); returns the life if it is live. */
   observe(pk: string, record: Item | undefined): ThreadLife | undefined {
     if (!record) {
-      this.lives.delete(pk);
+      this.forget(pk);
       return undefined;
     }
+    this.seen(pk, record);
     const life = this.remember(pk, String(record[A.generation]), Number(record[A.ttl]));
     return isExpired(life.expiry, this.now()) ? undefined : life;
   }
@@ -160,7 +152,15 @@ export class ThreadRecords implements ThreadStore {
     status: ThreadStatus,
     nextNode?: string,
   ): Promise<void> {
-    await this.renew(tenantId, threadId, statusFragment(tenantId, status, nextNode));
+    // A status is part of the run state: the change moves the revision, so no rule decided before it applies.
+    await this.renew(tenantId, threadId, [
+      statusFragment(tenantId, status, nextNode),
+      updateFragment({
+        set: ["#rev = if_not_exists(#rev, :zero) + :one"],
+        names: { "#rev": A.revision },
+        values: { ":zero": 0, ":one": 1 },
+      }),
+    ]);
   }
 
   /**
@@ -169,7 +169,7 @@ export class ThreadRecords implements ThreadStore {
    */
   async remove(tenantId: string, threadId: string): Promise<void> {
     const pk = threadPartitionKey(tenantId, threadId);
-    this.lives.delete(pk);
+    this.forget(pk);
     await this.table.batchWrite([{ DeleteRequest: { Key: recordKey(pk) } }]);
     await removeThreadLeftovers(this.table, pk, this.now);
   }
@@ -210,63 +210,13 @@ export class ThreadRecords implements ThreadStore {
     return toRecord(current);
   }
 
-  async acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined> {
-    const pk = threadPartitionKey(input.tenantId, input.threadId);
-    const proposed = newGeneration();
-    // Background runs waiting for the thread go first: a direct run takes only an idle thread.
-    const conditions: Expression[] = [leaseFree(input.now), notExpired(input.now), queueIdle()];
-    if (input.mode !== "start-or-create") conditions.push(recordExists());
-    if (input.mode === "resume") {
-      conditions.push(statusIs("PAUSED_FOR_HUMAN"), graphIs(input.graphId));
-      (input.resumeIds ?? []).forEach((id, index) => conditions.push(interruptPending(id, index)));
-    } else if (input.rejectPaused) {
-      conditions.push(statusIsNot("PAUSED_FOR_HUMAN"));
-    }
-    const outcome = await this.table.update(
-      recordKey(pk),
-      renderUpdate(
-        [
-          this.touch(input.tenantId, input.threadId, input.now, proposed),
-          statusFragment(input.tenantId, "RUNNING"),
-          updateFragment({
-            set: ["#owner = :owner", "#expires = :expires", "#graph = :graph"],
-            names: {
-              "#owner": A.leaseOwner,
-              "#expires": A.leaseExpiresAt,
-              "#graph": A.graphId,
-            },
-            values: {
-              ":owner": input.owner,
-              ":expires": input.expiresAt,
-              ":graph": input.graphId,
-            },
-          }),
-        ],
-        allOf(...conditions),
-      ),
-      { returnValues: "ALL_OLD" },
-    );
-    if (outcome.applied) {
-      const old = outcome.attributes;
-      // The lease write renewed the record: the saver of this run needs no renewal of its own.
-      this.remember(
-        pk,
-        old ? String(old[A.generation]) : proposed,
-        this.expiry.renewedExpiry(input.now),
-      );
-      return old ? toRecord(old) : undefined;
-    }
-    const current = outcome.current;
-    const old = current ? toRecord(current) : undefined;
-    if (!current || !old) throw new ThreadNotFoundError(input.threadId);
-    if (isExpired(current[A.ttl], input.now)) throw new ThreadExpiredError(input.threadId);
-    if (isBusy(old, input.now)) throw new ThreadBusyError(input.threadId);
-    if (input.mode !== "resume" && old.status === "PAUSED_FOR_HUMAN") {
-      throw new ThreadPausedError(input.threadId);
-    }
-    throw (
-      resumeRejection(old, input) ??
-      new NothingToResumeError(input.threadId, "the thread is not paused at an interrupt")
+  acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined> {
+    return this.apply(
+      input.tenantId,
+      input.threadId,
+      input.now,
+      (record) => rules.decideAcquire(record, input),
+      { renewLife: true, expired: "throw" },
     );
   }
 
@@ -274,286 +224,42 @@ export class ThreadRecords implements ThreadStore {
     return this.finishRun(input);
   }
 
-  async finishRun(input: FinishRunInput): Promise<boolean> {
-    const pk = threadPartitionKey(input.tenantId, input.threadId);
-    const fragments: UpdateFragment[] = [
-      input.status === undefined
-        ? updateFragment({
-            remove: ["#status", "#tenant_status", "#next_node"],
-            names: {
-              "#status": A.status,
-              "#tenant_status": A.tenantStatus,
-              "#next_node": A.nextNode,
-            },
-          })
-        : statusFragment(input.tenantId, input.status, input.nextNodes.join(",")),
-      updateFragment({
-        set: ["#updated_at = :now_ms", "#interrupts = :interrupts"],
-        names: { "#updated_at": A.updatedAt, "#interrupts": A.interrupts },
-        values: { ":now_ms": input.now, ":interrupts": JSON.stringify(input.interrupts) },
-      }),
-    ];
-    if (input.graphId !== undefined) {
-      fragments.push(
-        updateFragment({
-          set: ["#graph = :graph"],
-          names: { "#graph": A.graphId },
-          values: { ":graph": input.graphId },
-        }),
-      );
-    }
-    if (input.keepLease && input.leaseUntil !== undefined) {
-      fragments.push(
-        updateFragment({
-          set: ["#expires = :lease_until"],
-          names: { "#expires": A.leaseExpiresAt },
-          values: { ":lease_until": input.leaseUntil },
-        }),
-      );
-    }
-    if (input.handOff) {
-      // The lease stays (until it lapses: a node the leg aborted may still run); the next leg takes it over.
-      fragments.push(
-        updateFragment({
-          set: ["#continuing = :owner"],
-          names: { "#continuing": A.continuing },
-          values: { ":owner": input.owner },
-        }),
-      );
-    } else {
-      fragments.push(
-        updateFragment({
-          remove: ["#continuing", "#cancel", ...(input.keepLease ? [] : ["#owner", "#expires"])],
-          names: {
-            "#continuing": A.continuing,
-            "#cancel": A.cancelAction,
-            ...(input.keepLease ? {} : { "#owner": A.leaseOwner, "#expires": A.leaseExpiresAt }),
-          },
-        }),
-      );
-    }
-    if (input.forkFrom !== undefined) {
-      fragments.push(
-        updateFragment({
-          set: ["#fork_from = :fork_from"],
-          names: { "#fork_from": A.forkFrom },
-          values: { ":fork_from": input.forkFrom },
-        }),
-      );
-    }
-    const outcome = await this.table.update(
-      recordKey(pk),
-      renderUpdate(fragments, leaseHeldBy(input.owner)),
+  finishRun(input: FinishRunInput): Promise<boolean> {
+    return this.apply(input.tenantId, input.threadId, input.now, (record) =>
+      rules.decideFinish(record, input),
     );
-    return outcome.applied;
   }
 
-  async enqueueRun(input: EnqueueRunInput): Promise<EnqueueRunResult> {
-    const pk = threadPartitionKey(input.tenantId, input.threadId);
-    // Read, decide, write if nothing changed meanwhile: the queue and the holder are compared as read.
-    for (let attempt = 0; attempt < MAX_QUEUE_ATTEMPTS; attempt += 1) {
-      const current = await this.table.get(recordKey(pk));
-      if (current && isExpired(current[A.ttl], input.now)) {
-        throw new ThreadExpiredError(input.threadId);
-      }
-      const record = current ? toRecord(current) : undefined;
-      if (!record && !input.createIfMissing) throw new ThreadNotFoundError(input.threadId);
-      const busy = record !== undefined && isBusy(record, input.now);
-      if (input.strategy === "reject" && busy) throw new ThreadBusyError(input.threadId);
-      const cancelled: EnqueueRunResult["cancelled"] = [];
-      let queue = record?.runQueue ?? [];
-      const holder = record && isLeased(record, input.now) ? record.leaseOwner : record?.continuing;
-      const cancels = input.strategy === "interrupt" || input.strategy === "rollback";
-      if (cancels) {
-        for (const runId of queue) cancelled.push({ runId, state: "queued" });
-        queue = [];
-        if (holder !== undefined) cancelled.push({ runId: holder, state: "running" });
-      }
-      const fragments: UpdateFragment[] = [
-        this.touch(input.tenantId, input.threadId, input.now, newGeneration()),
-        updateFragment({
-          set: ["#queue = :queue"],
-          names: { "#queue": A.runQueue },
-          values: { ":queue": [...queue, input.runId] },
-        }),
-      ];
-      if (cancels && holder !== undefined) {
-        fragments.push(
-          updateFragment({
-            set: ["#cancel = :cancel"],
-            names: { "#cancel": A.cancelAction },
-            values: { ":cancel": input.strategy },
-          }),
-        );
-      }
-      const expected = record
-        ? allOf(
-            recordExists(),
-            notExpired(input.now),
-            queueUnchanged(record.runQueue),
-            unchanged("owner", A.leaseOwner, record.leaseOwner),
-            unchanged("continuing", A.continuing, record.continuing),
-          )
-        : recordAbsent();
-      const outcome = await this.table.update(recordKey(pk), renderUpdate(fragments, expected), {
-        returnValues: "ALL_NEW",
-      });
-      if (outcome.applied) {
-        this.observe(pk, outcome.attributes);
-        return { cancelled, startsNow: queue.length === 0 && holder === undefined };
-      }
-    }
-    // The thread changed under every attempt: runs are being added or taken as fast as this one tries.
-    throw new ThreadBusyError(input.threadId);
+  enqueueRun(input: EnqueueRunInput): Promise<EnqueueRunResult> {
+    return this.apply(
+      input.tenantId,
+      input.threadId,
+      input.now,
+      (record) => rules.decideEnqueue(record, input),
+      { renewLife: true, expired: "throw" },
+    );
   }
 
-  async claimRun(input: ClaimRunInput): Promise<ClaimRunOutcome> {
-    const pk = threadPartitionKey(input.tenantId, input.threadId);
-    const current = await this.table.get(recordKey(pk));
-    if (!current || isExpired(current[A.ttl], input.now)) return { kind: "none" };
-    const record = toRecord(current);
-    let runId: string;
-    const fragments: UpdateFragment[] = [
-      this.touch(input.tenantId, input.threadId, input.now, newGeneration()),
-      statusFragment(input.tenantId, "RUNNING"),
-    ];
-    const conditions: Expression[] = [recordExists(), notExpired(input.now)];
-    if (input.runId !== undefined) {
-      // The run's next leg: the thread must still be this run's, and its previous leg's lease must have lapsed.
-      if (record.continuing !== input.runId && record.leaseOwner !== input.runId) {
-        return { kind: "none" };
-      }
-      if (isLeased(record, input.now)) return { kind: "wait", until: record.leaseExpiresAt! + 1 };
-      runId = input.runId;
-      fragments.push(
-        updateFragment({
-          remove: ["#continuing"],
-          names: { "#continuing": A.continuing },
-        }),
-      );
-      conditions.push(
-        unchanged("owner", A.leaseOwner, record.leaseOwner),
-        unchanged("continuing", A.continuing, record.continuing),
-        leaseFree(input.now),
-      );
-    } else {
-      const head = record.runQueue[0];
-      if (head === undefined || isLeased(record, input.now) || record.continuing !== undefined) {
-        return { kind: "none" };
-      }
-      runId = head;
-      fragments.push(
-        updateFragment({
-          remove: ["#queue[0]", "#fork_from", "#cancel"],
-          names: { "#queue": A.runQueue, "#fork_from": A.forkFrom, "#cancel": A.cancelAction },
-        }),
-      );
-      conditions.push(
-        expression("#queue[0] = :head", { "#queue": A.runQueue }, { ":head": head }),
-        leaseFree(input.now),
-        expression("attribute_not_exists(#continuing)", { "#continuing": A.continuing }),
-      );
-    }
-    fragments.push(
-      updateFragment({
-        set: ["#owner = :owner", "#expires = :expires"],
-        names: { "#owner": A.leaseOwner, "#expires": A.leaseExpiresAt },
-        values: { ":owner": runId, ":expires": input.expiresAt },
-      }),
+  claimRun(input: ClaimRunInput): Promise<ClaimRunOutcome> {
+    return this.apply(
+      input.tenantId,
+      input.threadId,
+      input.now,
+      (record) => rules.decideClaim(record, input),
+      { renewLife: true },
     );
-    const outcome = await this.table.update(
-      recordKey(pk),
-      renderUpdate(fragments, allOf(...conditions)),
-      { returnValues: "ALL_OLD" },
-    );
-    // Another claim won the race: it runs the run, and the next one after it.
-    if (!outcome.applied) return { kind: "none" };
-    const old = outcome.attributes ?? current;
-    const previous = toRecord(old);
-    // The claim renewed the record: the saver of this run needs no renewal of its own.
-    this.remember(pk, String(old[A.generation]), this.expiry.renewedExpiry(input.now));
-    return {
-      kind: "claimed",
-      run: {
-        runId,
-        previous,
-        ...(input.runId === undefined && record.forkFrom !== undefined
-          ? { forkFrom: record.forkFrom }
-          : {}),
-      },
-    };
   }
 
-  async renewRunLease(input: RenewRunLeaseInput): Promise<RunLeaseState> {
-    const pk = threadPartitionKey(input.tenantId, input.threadId);
-    const outcome = await this.table.update(
-      recordKey(pk),
-      renderUpdate(
-        [
-          updateFragment({
-            set: ["#expires = :expires"],
-            names: { "#expires": A.leaseExpiresAt },
-            values: { ":expires": input.expiresAt },
-          }),
-        ],
-        leaseHeldBy(input.runId),
-      ),
-      { returnValues: "ALL_NEW" },
+  renewRunLease(input: RenewRunLeaseInput): Promise<RunLeaseState> {
+    return this.apply(input.tenantId, input.threadId, this.now(), (record) =>
+      rules.decideRenew(record, input),
     );
-    if (!outcome.applied) return { held: false };
-    const record = toRecord(outcome.attributes ?? {});
-    return record.cancelAction ? { held: true, cancel: record.cancelAction } : { held: true };
   }
 
-  async cancelRun(input: CancelRunInput): Promise<"running" | "queued" | "absent"> {
-    const pk = threadPartitionKey(input.tenantId, input.threadId);
-    for (let attempt = 0; attempt < MAX_QUEUE_ATTEMPTS; attempt += 1) {
-      const current = await this.table.get(recordKey(pk));
-      if (!current) return "absent";
-      const record = toRecord(current);
-      const position = record.runQueue.indexOf(input.runId);
-      let outcome;
-      if (position >= 0) {
-        outcome = await this.table.update(
-          recordKey(pk),
-          renderUpdate(
-            [
-              updateFragment({
-                remove: [`#queue[${position}]`],
-                names: { "#queue": A.runQueue },
-              }),
-            ],
-            expression(
-              `#queue[${position}] = :run`,
-              { "#queue": A.runQueue },
-              { ":run": input.runId },
-            ),
-          ),
-        );
-        if (outcome.applied) return "queued";
-      } else if (record.leaseOwner === input.runId || record.continuing === input.runId) {
-        outcome = await this.table.update(
-          recordKey(pk),
-          renderUpdate(
-            [
-              updateFragment({
-                set: ["#cancel = :cancel"],
-                names: { "#cancel": A.cancelAction },
-                values: { ":cancel": input.action },
-              }),
-            ],
-            allOf(
-              unchanged("owner", A.leaseOwner, record.leaseOwner),
-              unchanged("continuing", A.continuing, record.continuing),
-            ),
-          ),
-        );
-        if (outcome.applied) return "running";
-      } else {
-        return "absent";
-      }
-    }
-    throw new ThreadBusyError(input.threadId);
+  cancelRun(input: CancelRunInput): Promise<"running" | "queued" | "absent"> {
+    return this.apply(input.tenantId, input.threadId, this.now(), (record) =>
+      rules.decideCancel(record, input),
+    );
   }
 
   /**
@@ -627,9 +333,19 @@ export class ThreadRecords implements ThreadStore {
         renderUpdate(
           [
             updateFragment({
-              set: ["#metadata = :metadata", "#updated = :updated"],
-              names: { "#metadata": A.metadata, "#updated": A.updatedAt },
-              values: { ":metadata": JSON.stringify(merged), ":updated": input.now },
+              // The rulebook writes metadata too (a run's graph and assistant): the revision moves with it.
+              set: [
+                "#metadata = :metadata",
+                "#updated = :updated",
+                "#rev = if_not_exists(#rev, :zero) + :one",
+              ],
+              names: { "#metadata": A.metadata, "#updated": A.updatedAt, "#rev": A.revision },
+              values: {
+                ":metadata": JSON.stringify(merged),
+                ":updated": input.now,
+                ":zero": 0,
+                ":one": 1,
+              },
             }),
           ],
           allOf(
@@ -640,32 +356,18 @@ export class ThreadRecords implements ThreadStore {
         ),
         { returnValues: "ALL_NEW" },
       );
-      if (outcome.applied) return toRecord(outcome.attributes ?? {});
+      if (outcome.applied) {
+        this.observe(pk, outcome.attributes);
+        return toRecord(outcome.attributes ?? {});
+      }
       if (attempt >= MAX_QUEUE_ATTEMPTS) throw new ThreadBusyError(input.threadId);
     }
   }
 
-  async lockThread(input: LockThreadInput): Promise<ThreadRecord | undefined> {
-    const pk = threadPartitionKey(input.tenantId, input.threadId);
-    const outcome = await this.table.update(
-      recordKey(pk),
-      renderUpdate(
-        [
-          updateFragment({
-            set: ["#owner = :owner", "#expires = :expires"],
-            names: { "#owner": A.leaseOwner, "#expires": A.leaseExpiresAt },
-            values: { ":owner": input.owner, ":expires": input.expiresAt },
-          }),
-        ],
-        // Like a run's lease: only an existing, unexpired thread that no run holds or waits for.
-        allOf(recordExists(), leaseFree(input.now), notExpired(input.now), queueIdle()),
-      ),
-      { returnValues: "ALL_OLD" },
+  lockThread(input: LockThreadInput): Promise<ThreadRecord | undefined> {
+    return this.apply(input.tenantId, input.threadId, input.now, (record) =>
+      rules.decideLock(record, input),
     );
-    if (outcome.applied) return toRecord(outcome.attributes ?? {});
-    const current = outcome.current;
-    if (!current || isExpired(current[A.ttl], input.now)) return undefined;
-    throw new ThreadBusyError(input.threadId);
   }
 
   async delete(tenantId: string, threadId: string, owner: string): Promise<void> {
@@ -674,11 +376,146 @@ export class ThreadRecords implements ThreadStore {
     const pk = threadPartitionKey(tenantId, threadId);
     const item = await this.table.get(recordKey(pk));
     if (item?.[A.leaseOwner] !== owner) return;
-    this.lives.delete(pk);
+    this.forget(pk);
     await this.table.batchWrite([{ DeleteRequest: { Key: recordKey(pk) } }]);
   }
 
   // ------------------------------------------------------------------ plumbing
+
+  /**
+   * Applies one rule of the rulebook (run-rules.ts): decides on the record as this container last saw it (or as
+   * one consistent read finds it), and writes what changed only if the record is still the one decided on (same
+   * life, same revision). A refused write returns the record as it is, and the rule decides again on it, after a
+   * short random pause when others are writing too: contention delays a change, it never refuses one. A
+   * decision to change nothing is made on a fresh read, never on a copy that may be stale.
+   */
+  private async apply<Result>(
+    tenantId: string,
+    threadId: string,
+    now: number,
+    rule: (record: ThreadRecord | undefined) => rules.Decision<Result>,
+    options: { renewLife?: boolean; expired?: "throw" } = {},
+  ): Promise<Result> {
+    const pk = threadPartitionKey(tenantId, threadId);
+    let item = this.lastSeen(pk);
+    let fresh = item === undefined;
+    if (fresh) item = await this.table.get(recordKey(pk));
+    for (let attempt = 0; ; attempt++) {
+      const live = item && !isExpired(item[A.ttl], now) ? item : undefined;
+      if (item && !live && options.expired === "throw") {
+        throw new ThreadExpiredError(threadId);
+      }
+      const record = live ? toRecord(live) : undefined;
+      const { next, result } = rule(record);
+      if (!next) {
+        if (fresh) return result;
+        item = await this.table.get(recordKey(pk));
+        fresh = true;
+        continue;
+      }
+      // An expired record is a gone thread: a rule never writes over it (its items must go first).
+      if (item && !live) return rule(undefined).result;
+      const outcome = await this.table.update(
+        recordKey(pk),
+        renderUpdate(
+          this.changeOf(tenantId, live, next, now, options.renewLife === true),
+          live ? allOf(recordExists(), notExpired(now), sameRevision(live)) : recordAbsent(),
+        ),
+        { returnValues: "ALL_NEW" },
+      );
+      if (outcome.applied) {
+        this.observe(pk, outcome.attributes);
+        return result;
+      }
+      item = outcome.current;
+      fresh = true;
+      if (attempt >= CONTENTION_ATTEMPTS_BEFORE_PAUSE) await contentionPause(attempt);
+    }
+  }
+
+  /** The update that turns `record` (undefined: none yet) into `next`: only the run fields that changed. */
+  private changeOf(
+    tenantId: string,
+    live: Item | undefined,
+    next: ThreadRecord,
+    nowMs: number,
+    renewLife: boolean,
+  ): UpdateFragment[] {
+    const record = live ? toRecord(live) : undefined;
+    const fragments: UpdateFragment[] = [
+      updateFragment({
+        set: ["#rev = :rev"],
+        names: { "#rev": A.revision },
+        values: { ":rev": revisionOf(live) + 1 },
+      }),
+    ];
+    if (renewLife || !record) {
+      fragments.push(this.touch(tenantId, next.threadId, nowMs, newGeneration()));
+    } else if (next.updatedAt !== record.updatedAt) {
+      fragments.push(setOrRemove("updated_at", A.updatedAt, next.updatedAt));
+    }
+    if (
+      next.status !== record?.status ||
+      next.nextNodes.join(",") !== (record?.nextNodes ?? []).join(",")
+    ) {
+      fragments.push(
+        next.status === undefined
+          ? updateFragment({
+              remove: ["#status", "#tenant_status", "#next_node"],
+              names: {
+                "#status": A.status,
+                "#tenant_status": A.tenantStatus,
+                "#next_node": A.nextNode,
+              },
+            })
+          : statusFragment(tenantId, next.status, next.nextNodes.join(",")),
+      );
+    }
+    const interrupts = JSON.stringify(next.interrupts);
+    if (interrupts !== JSON.stringify(record?.interrupts ?? [])) {
+      fragments.push(setOrRemove("interrupts", A.interrupts, interrupts));
+    }
+    const metadata = JSON.stringify(next.metadata);
+    if (metadata !== JSON.stringify(record?.metadata ?? {})) {
+      fragments.push(setOrRemove("metadata", A.metadata, metadata));
+    }
+    const fields = [
+      ["graph", A.graphId, next.graphId, record?.graphId],
+      ["owner", A.leaseOwner, next.leaseOwner, record?.leaseOwner],
+      ["expires", A.leaseExpiresAt, next.leaseExpiresAt, record?.leaseExpiresAt],
+      ["cancel", A.cancelAction, next.cancelAction, record?.cancelAction],
+      ["continuing", A.continuing, next.continuing, record?.continuing],
+    ] as const;
+    for (const [placeholder, attribute, value, was] of fields) {
+      if (value !== was) fragments.push(setOrRemove(placeholder, attribute, value));
+    }
+    if (next.runQueue.join("\n") !== (record?.runQueue ?? []).join("\n")) {
+      fragments.push(setOrRemove("queue", A.runQueue, next.runQueue));
+    }
+    return fragments;
+  }
+
+  /** This container's copy of a record it wrote or read recently (what a rule decides on first). */
+  private lastSeen(pk: string): Item | undefined {
+    const known = this.records.get(pk);
+    if (!known || this.now() - known.at >= CONFIRMATION_MS) return undefined;
+    return known.item;
+  }
+
+  private seen(pk: string, item: Item | undefined): void {
+    this.records.delete(pk);
+    if (!item) return;
+    this.records.set(pk, { item, at: this.now() });
+    if (this.records.size > MAX_CACHED_LIVES) {
+      const oldest = this.records.keys().next().value;
+      if (oldest !== undefined) this.records.delete(oldest);
+    }
+  }
+
+  private forget(pk: string): void {
+    this.lives.delete(pk);
+    this.records.delete(pk);
+  }
 
   /**
    * One conditional UpdateItem on the record: create or renew it, plus `extra`. An expired record is a gone
@@ -687,13 +524,13 @@ export class ThreadRecords implements ThreadStore {
   private async renew(
     tenantId: string,
     threadId: string,
-    extra?: UpdateFragment,
+    extra: UpdateFragment[] = [],
   ): Promise<ThreadLife> {
     const pk = threadPartitionKey(tenantId, threadId);
     const send = () => {
       const nowMs = this.now();
       const fragments = [this.touch(tenantId, threadId, nowMs, newGeneration())];
-      if (extra) fragments.push(extra);
+      fragments.push(...extra);
       return this.table.update(recordKey(pk), renderUpdate(fragments, notExpired(nowMs)), {
         returnValues: "ALL_NEW",
       });
@@ -775,4 +612,34 @@ export class ThreadRecords implements ThreadStore {
       return record ? [record] : [];
     });
   }
+}
+
+/** The record's revision as read (0 before the rulebook first changed it). */
+function revisionOf(item: Item | undefined): number {
+  const revision = item?.[A.revision];
+  return typeof revision === "number" ? revision : 0;
+}
+
+/** The record is still the life and the revision a decision was made on. */
+function sameRevision(item: Item): Expression {
+  return allOf(
+    unchanged("gen", A.generation, item[A.generation]),
+    unchanged("rev", A.revision, item[A.revision]),
+  );
+}
+
+function setOrRemove(placeholder: string, attribute: string, value: unknown): UpdateFragment {
+  const name = `#${placeholder}`;
+  if (value === undefined) return updateFragment({ remove: [name], names: { [name]: attribute } });
+  return updateFragment({
+    set: [`${name} = :${placeholder}`],
+    names: { [name]: attribute },
+    values: { [`:${placeholder}`]: value },
+  });
+}
+
+/** A random pause that grows with the attempts (full jitter, 5 ms doubling up to 250 ms). */
+function contentionPause(attempt: number): Promise<void> {
+  const ceiling = Math.min(250, 5 * 2 ** Math.min(attempt, 6));
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
 }

@@ -1,0 +1,294 @@
+import {
+  AssistantMismatchError,
+  NothingToResumeError,
+  ThreadBusyError,
+  ThreadNotFoundError,
+  ThreadPausedError,
+} from "./errors";
+import type {
+  AcquireLeaseInput,
+  CancelRunInput,
+  ClaimRunInput,
+  ClaimRunOutcome,
+  EnqueueRunInput,
+  EnqueueRunResult,
+  FinishRunInput,
+  LockThreadInput,
+  RenewRunLeaseInput,
+  ResumeCheck,
+  RunLeaseState,
+  ThreadRecord,
+} from "./threads";
+
+/**
+ * The run rulebook: every change a run, a direct run or a thread lock makes to a thread record, as pure functions
+ * of the record and one event. A rule returns the record to write (or none when nothing changes) and what the
+ * caller learns (its effects: runs to stop, whether to start now, a claimed run...), or throws a domain error
+ * before anything is written. The thread stores (DynamoDB's thread records, the in-memory one) only read, apply
+ * and write: neither decides a rule of its own, so both follow this one file.
+ *
+ * Terms, at a time `now` (epoch ms):
+ * - leased: a lease is held and has not lapsed;
+ * - holder: the run holding the thread (its lease), or continuing on it between two legs;
+ * - busy: a holder, or runs waiting in the queue;
+ * - stalled: nothing holds the lease, yet a run is still on the thread: one handed over whose next leg never
+ *   came, or one that was RUNNING when its process died. Only a takeover of that run frees the thread.
+ */
+
+/** What a rule decided: the record to write (none: nothing changes) and the caller's result. */
+export interface Decision<Result> {
+  next?: ThreadRecord;
+  result: Result;
+}
+
+export function isLeased(record: ThreadRecord, now: number): boolean {
+  return record.leaseOwner !== undefined && (record.leaseExpiresAt ?? 0) >= now;
+}
+
+export function isBusy(record: ThreadRecord, now: number): boolean {
+  return isLeased(record, now) || record.continuing !== undefined || record.runQueue.length > 0;
+}
+
+export function holderOf(record: ThreadRecord, now: number): string | undefined {
+  return isLeased(record, now) ? record.leaseOwner : record.continuing;
+}
+
+/** The run a thread waits on while nothing holds its lease (see the terms above), if any. */
+export function stalledRunOf(record: ThreadRecord, now: number): string | undefined {
+  if (isLeased(record, now)) return undefined;
+  if (record.continuing !== undefined) return record.continuing;
+  return record.status === "RUNNING" ? record.leaseOwner : undefined;
+}
+
+export function newThreadRecord(
+  threadId: string,
+  now: number,
+  metadata: Record<string, unknown> = {},
+): ThreadRecord {
+  return {
+    threadId,
+    nextNodes: [],
+    interrupts: [],
+    metadata: { ...metadata },
+    createdAt: now,
+    updatedAt: now,
+    runQueue: [],
+  };
+}
+
+/** A copy a rule may change freely (values are JSON data). */
+export function copyRecord(record: ThreadRecord): ThreadRecord {
+  return {
+    ...record,
+    nextNodes: [...record.nextNodes],
+    interrupts: record.interrupts.map((item) => ({ ...item })),
+    metadata: { ...record.metadata },
+    runQueue: [...record.runQueue],
+  };
+}
+
+// ------------------------------------------------------------------ background runs
+
+/**
+ * A run joins the thread's queue as its strategy says. `reject` refuses a busy thread; `interrupt` and
+ * `rollback` replace the waiting runs and ask the holder to stop; `enqueue` appends. A resume on an idle thread
+ * is checked here, so a resume that cannot apply is refused before a run record waits for it.
+ */
+export function decideEnqueue(
+  record: ThreadRecord | undefined,
+  event: EnqueueRunInput,
+): Decision<EnqueueRunResult> {
+  if (!record && !event.createIfMissing) throw new ThreadNotFoundError(event.threadId);
+  const next = record ? copyRecord(record) : newThreadRecord(event.threadId, event.now);
+  const busy = isBusy(next, event.now);
+  if (event.strategy === "reject" && busy) throw new ThreadBusyError(event.threadId);
+  if (event.resume && !busy) {
+    const rejection = resumeRejection(next, event.resume);
+    if (rejection) throw rejection;
+  }
+  const cancelled: EnqueueRunResult["cancelled"] = [];
+  const holder = holderOf(next, event.now);
+  if (event.strategy === "interrupt" || event.strategy === "rollback") {
+    for (const runId of next.runQueue) cancelled.push({ runId, state: "queued" });
+    next.runQueue = [];
+    if (holder !== undefined) {
+      cancelled.push({ runId: holder, state: "running" });
+      next.cancelAction = event.strategy;
+    }
+  }
+  const startsNow = next.runQueue.length === 0 && holder === undefined;
+  next.runQueue.push(event.runId);
+  if (event.metadata) next.metadata = { ...next.metadata, ...event.metadata };
+  next.updatedAt = event.now;
+  return { next, result: { cancelled, startsNow } };
+}
+
+/**
+ * Takes the thread for a run. With a run id: that run's next leg (after a hand-over), or the takeover of that run
+ * when it stalled; a run a live lease holds is never claimed twice. Without: the head of the queue, unless a
+ * stalled run must be taken over first (the queue behind it waits for it).
+ */
+export function decideClaim(
+  record: ThreadRecord | undefined,
+  event: ClaimRunInput,
+): Decision<ClaimRunOutcome> {
+  if (!record) return { result: { kind: "none" } };
+  const leased = isLeased(record, event.now);
+  let runId: string;
+  const next = copyRecord(record);
+  if (event.runId !== undefined) {
+    if (record.continuing === event.runId) {
+      if (leased) return { result: { kind: "wait", until: record.leaseExpiresAt! + 1 } };
+    } else if (record.leaseOwner !== event.runId || leased || record.status !== "RUNNING") {
+      return { result: { kind: "none" } };
+    }
+    runId = event.runId;
+    delete next.continuing;
+  } else {
+    if (leased) return { result: { kind: "none" } };
+    const stalled = stalledRunOf(record, event.now);
+    if (stalled !== undefined) return { result: { kind: "stalled", runId: stalled } };
+    const head = record.runQueue[0];
+    if (head === undefined) return { result: { kind: "none" } };
+    runId = head;
+    next.runQueue.shift();
+    delete next.cancelAction;
+  }
+  next.leaseOwner = runId;
+  next.leaseExpiresAt = event.expiresAt;
+  next.status = "RUNNING";
+  next.updatedAt = event.now;
+  return { next, result: { kind: "claimed", run: { runId, previous: record } } };
+}
+
+/** A running leg extends its lease, and learns whether it was asked to stop. */
+export function decideRenew(
+  record: ThreadRecord | undefined,
+  event: RenewRunLeaseInput,
+): Decision<RunLeaseState> {
+  if (!record || record.leaseOwner !== event.runId) return { result: { held: false } };
+  const next = copyRecord(record);
+  next.leaseExpiresAt = event.expiresAt;
+  return {
+    next,
+    result: record.cancelAction ? { held: true, cancel: record.cancelAction } : { held: true },
+  };
+}
+
+/** Asks a run to stop: a waiting run leaves the queue; the holder is marked (it stops at its next renewal). */
+export function decideCancel(
+  record: ThreadRecord | undefined,
+  event: CancelRunInput,
+): Decision<"running" | "queued" | "absent"> {
+  if (!record) return { result: "absent" };
+  const position = record.runQueue.indexOf(event.runId);
+  if (position >= 0) {
+    const next = copyRecord(record);
+    next.runQueue.splice(position, 1);
+    return { next, result: "queued" };
+  }
+  if (record.leaseOwner === event.runId || record.continuing === event.runId) {
+    const next = copyRecord(record);
+    next.cancelAction = event.action;
+    return { next, result: "running" };
+  }
+  return { result: "absent" };
+}
+
+/** Writes a holder's outcome and frees (or hands over) the thread; false when the lease was no longer its own. */
+export function decideFinish(
+  record: ThreadRecord | undefined,
+  event: FinishRunInput,
+): Decision<boolean> {
+  if (!record || record.leaseOwner !== event.owner) return { result: false };
+  const next = copyRecord(record);
+  if (event.status === undefined) delete next.status;
+  else next.status = event.status;
+  next.nextNodes = [...event.nextNodes];
+  next.interrupts = event.interrupts.map((item) => ({ ...item }));
+  next.updatedAt = event.now;
+  if (event.graphId !== undefined) next.graphId = event.graphId;
+  if (event.keepLease && event.leaseUntil !== undefined) next.leaseExpiresAt = event.leaseUntil;
+  if (event.handOff) {
+    next.continuing = event.owner;
+    return { next, result: true };
+  }
+  delete next.continuing;
+  delete next.cancelAction;
+  if (!event.keepLease) {
+    delete next.leaseOwner;
+    delete next.leaseExpiresAt;
+  }
+  return { next, result: true };
+}
+
+// ------------------------------------------------------------------ direct runs and locks
+
+/**
+ * A direct run (`/invoke`) takes an idle thread's lease and marks it RUNNING. Background runs waiting for the
+ * thread go first, and a stalled run must be recovered before anything else runs. Result: the record as it was
+ * (undefined when this call creates it).
+ */
+export function decideAcquire(
+  record: ThreadRecord | undefined,
+  event: AcquireLeaseInput,
+): Decision<ThreadRecord | undefined> {
+  if (!record && event.mode !== "start-or-create") throw new ThreadNotFoundError(event.threadId);
+  if (record && (isBusy(record, event.now) || stalledRunOf(record, event.now) !== undefined)) {
+    throw new ThreadBusyError(event.threadId);
+  }
+  if (event.mode === "resume" && record) {
+    const rejection = resumeRejection(record, {
+      graphId: event.graphId,
+      interruptIds: event.resumeIds,
+    });
+    if (rejection) throw rejection;
+  }
+  if (event.mode !== "resume" && event.rejectPaused && record?.status === "PAUSED_FOR_HUMAN") {
+    throw new ThreadPausedError(event.threadId);
+  }
+  const next = record ? copyRecord(record) : newThreadRecord(event.threadId, event.now);
+  next.status = "RUNNING";
+  next.updatedAt = event.now;
+  next.leaseOwner = event.owner;
+  next.leaseExpiresAt = event.expiresAt;
+  next.graphId = event.graphId;
+  return { next, result: record };
+}
+
+/**
+ * A change that is not a run (a deletion, a state update, a copy being filled) takes the lease so no run starts
+ * meanwhile; the status stays. Result: the record as it was, or undefined when there is none.
+ */
+export function decideLock(
+  record: ThreadRecord | undefined,
+  event: LockThreadInput,
+): Decision<ThreadRecord | undefined> {
+  if (!record) return { result: undefined };
+  if (isBusy(record, event.now) || stalledRunOf(record, event.now) !== undefined) {
+    throw new ThreadBusyError(event.threadId);
+  }
+  const next = copyRecord(record);
+  next.leaseOwner = event.owner;
+  next.leaseExpiresAt = event.expiresAt;
+  return { next, result: record };
+}
+
+/** Why a resume may not apply to `record`, or undefined when it may. */
+export function resumeRejection(
+  record: ThreadRecord,
+  resume: ResumeCheck,
+): NothingToResumeError | AssistantMismatchError | undefined {
+  if (record.status !== "PAUSED_FOR_HUMAN") {
+    return new NothingToResumeError(record.threadId, "the thread is not paused at an interrupt");
+  }
+  if (record.graphId !== undefined && record.graphId !== resume.graphId) {
+    return new AssistantMismatchError(record.threadId, record.graphId, resume.graphId);
+  }
+  const pending = new Set(record.interrupts.map((item) => item.id));
+  const unknown = (resume.interruptIds ?? []).find((id) => !pending.has(id));
+  if (unknown !== undefined) {
+    return new NothingToResumeError(record.threadId, `interrupt ${unknown} is not pending`);
+  }
+  return undefined;
+}
