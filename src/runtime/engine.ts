@@ -10,6 +10,7 @@ import {
   ThreadExpiredError,
   ThreadNotFoundError,
 } from "../shared/errors";
+import { supportsCheckpointRollback } from "../shared/checkpoint-rollback";
 import { scopeThreadId } from "../shared/tenant-scope";
 import type {
   PendingInterrupt,
@@ -61,6 +62,12 @@ export interface TenantScope {
   saver: AnySaver | undefined;
   /** The thread id the saver sees: the client's own when the saver is bound to the tenant, else tenant-prefixed. */
   saverThreadId(threadId: string): string;
+  /**
+   * The saver's rollback (CheckpointRollback) on the client's thread id, scoped like every other saver call;
+   * undefined when the saver has none.
+   */
+  deleteCheckpointsAfter:
+    ((threadId: string, checkpointId: string | undefined) => Promise<void>) | undefined;
 }
 
 export interface EngineOptions {
@@ -90,10 +97,16 @@ export class RunEngine {
     const saver = resolved?.saver;
     // A saver bound to this tenant scopes keys itself; any other saver is shared, so the handler scopes ids.
     const bound = resolved?.bound === true;
+    const saverThreadId = (threadId: string) =>
+      bound ? threadId : scopeThreadId(tenantId, threadId);
     return {
       tenantId,
       saver,
-      saverThreadId: (threadId) => (bound ? threadId : scopeThreadId(tenantId, threadId)),
+      saverThreadId,
+      deleteCheckpointsAfter: supportsCheckpointRollback(saver)
+        ? (threadId, checkpointId) =>
+            saver.deleteCheckpointsAfter(saverThreadId(threadId), checkpointId)
+        : undefined,
     };
   }
 

@@ -11,7 +11,8 @@ import {
   type PendingWrite,
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
-import { MemoryTableError } from "../shared/errors";
+import { supportsCheckpointRollback, type CheckpointRollback } from "../shared/checkpoint-rollback";
+import { CheckpointStoreError, MemoryTableError } from "../shared/errors";
 import { ScopedStore } from "./scoped-store";
 import type { AnySaver } from "./types";
 
@@ -41,7 +42,10 @@ export interface ScopeExtras {
  * id, assistant, graph and the client's metadata) is added to each checkpoint it writes, so history can be
  * filtered by it.
  */
-class ScopedCheckpointer extends BaseCheckpointSaver<string | number> {
+class ScopedCheckpointer
+  extends BaseCheckpointSaver<string | number>
+  implements CheckpointRollback
+{
   constructor(private readonly storage: AsyncLocalStorage<SaverScope>) {
     super();
     // The base constructor stores `serde` as an own property; the current saver's serializer must win.
@@ -104,6 +108,19 @@ class ScopedCheckpointer extends BaseCheckpointSaver<string | number> {
     return this.current().deleteThread(threadId);
   }
 
+  /** Forwards a rollback; the request's saver must have the capability (both Memory Table savers do). */
+  deleteCheckpointsAfter(threadId: string, checkpointId: string | undefined): Promise<void> {
+    const saver = this.current();
+    if (!supportsCheckpointRollback(saver)) {
+      return Promise.reject(
+        new CheckpointStoreError(
+          "Invalid checkpointer: expected a saver with deleteCheckpointsAfter (rollback), got one without",
+        ),
+      );
+    }
+    return saver.deleteCheckpointsAfter(threadId, checkpointId);
+  }
+
   override getDeltaChannelHistory(
     options: Parameters<BaseCheckpointSaver["getDeltaChannelHistory"]>[0],
   ): ReturnType<BaseCheckpointSaver["getDeltaChannelHistory"]> {
@@ -121,7 +138,8 @@ class ScopedCheckpointer extends BaseCheckpointSaver<string | number> {
  */
 export class RequestScope {
   private readonly storage = new AsyncLocalStorage<SaverScope>();
-  readonly checkpointer = new ScopedCheckpointer(this.storage) as unknown as BaseCheckpointSaver;
+  readonly checkpointer = new ScopedCheckpointer(this.storage) as unknown as BaseCheckpointSaver &
+    CheckpointRollback;
   readonly store: BaseStore = new ScopedStore(() => this.currentStore());
 
   /**

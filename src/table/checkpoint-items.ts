@@ -1,7 +1,7 @@
 import type { QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 import type { Item, ItemKey, TableClient } from "./client";
 import { CHECKPOINT_ITEM_ATTRIBUTES as C, TABLE_KEYS } from "./definition";
-import { sortKeyBetween, sortKeyBeginsWith } from "./expressions";
+import { projection, sortKeyBetween, sortKeyBeginsWith } from "./expressions";
 import {
   MAX_CHUNKS,
   NESTED_CHECKPOINT_PREFIX,
@@ -262,6 +262,38 @@ export class CheckpointItems {
     for (const item of items)
       chunks.set(String(item[TABLE_KEYS.sortKey]), item[C.data] as Uint8Array);
     return chunks;
+  }
+
+  /**
+   * The sort keys of every checkpoint, writes and chunk item of a thread, in every namespace and generation (not
+   * the thread record, nor the run records and events after the checkpoints): keys only, so pages stay small.
+   */
+  async readSortKeys(pk: string): Promise<string[]> {
+    const range = sortKeyBetween(pk, ROOT_CHECKPOINT_PREFIX, NAMESPACES_END);
+    const keysOnly = projection([TABLE_KEYS.sortKey]);
+    const items = await this.table.queryAll({
+      ...range,
+      ProjectionExpression: keysOnly.ProjectionExpression,
+      ExpressionAttributeNames: {
+        ...range.ExpressionAttributeNames,
+        ...keysOnly.ExpressionAttributeNames,
+      },
+    });
+    return items
+      .map((item) => String(item[TABLE_KEYS.sortKey]))
+      .filter((sk) => sk !== THREAD_RECORD_SK);
+  }
+
+  /**
+   * Deletes items of one partition by sort key. Like {@link write}, each BatchWriteItem entry lands on its own:
+   * callers order what refers to what, one call after the other.
+   */
+  remove(pk: string, sortKeys: readonly string[]): Promise<void> {
+    return this.table.batchWrite(
+      sortKeys.map((sk) => ({
+        DeleteRequest: { Key: { [TABLE_KEYS.partitionKey]: pk, [TABLE_KEYS.sortKey]: sk } },
+      })),
+    );
   }
 
   /** Stores items; each BatchWriteItem entry lands on its own, so callers order what refers to what. */

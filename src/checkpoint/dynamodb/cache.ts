@@ -98,6 +98,14 @@ export class SaverCache {
     await this.puts.get(key(pk, checkpointSk));
   }
 
+  /** Forgets checkpoints that were deleted (a rollback): their locations, and that they exist. */
+  forgetCheckpoints(pk: string, checkpointSks: Iterable<string>): void {
+    for (const checkpointSk of checkpointSks) {
+      this.locations.delete(key(pk, checkpointSk));
+      this.known.delete(key(pk, checkpointSk));
+    }
+  }
+
   /** Forgets a thread (it was deleted). */
   forgetThread(pk: string): void {
     this.threads.delete(pk);

@@ -20,6 +20,7 @@ import {
 } from "../../shared/errors";
 import { assertIdentifier } from "../../shared/identifiers";
 import { compareCodePoints } from "../../shared/order";
+import type { CheckpointRollback } from "../../shared/checkpoint-rollback";
 import { BOUND_TENANT, type TenantBound } from "../../shared/tenant-scope";
 import { isThreadStatus, THREAD_STATUSES, type ThreadStatus } from "../../shared/threads";
 import type { TableContext } from "../../table/context";
@@ -37,6 +38,7 @@ import { CheckpointLineage } from "./lineage";
 import { PayloadSerializer } from "./serializer";
 import { resolveSaverOptions, type DynamoDBSaverOptions } from "./options";
 import { CheckpointQueries, type CheckpointGroup } from "./queries";
+import { planRollback } from "./rollback-plan";
 import { TupleAssembler } from "./tuple-assembly";
 import { planCheckpoint, planWriteRecord } from "./write-planner";
 
@@ -54,7 +56,7 @@ import { planCheckpoint, planWriteRecord } from "./write-planner";
  * - Reads are consistent; the latest root checkpoint with its pending writes and the thread record is one Query.
  * - Threads expire whole: an expired thread reads as absent and its items are never referred to again.
  */
-export class DynamoDBSaver extends BaseCheckpointSaver implements TenantBound {
+export class DynamoDBSaver extends BaseCheckpointSaver implements TenantBound, CheckpointRollback {
   readonly tenantId: string;
   readonly table: TableContext;
   readonly maxCheckpointBytes: number;
@@ -368,6 +370,28 @@ export class DynamoDBSaver extends BaseCheckpointSaver implements TenantBound {
     );
     this.cache.forgetThread(pk);
     await this.table.threads.remove(this.tenantId, threadId);
+  }
+
+  /**
+   * Takes the thread back to `checkpointId` (see CheckpointRollback): deletes every checkpoint newer than it in
+   * every namespace, with its pending writes and chunks, or every checkpoint for `undefined`. The thread record,
+   * its run records and events stay, and so does the thread's expiry. Values live in the checkpoint items that
+   * introduced them and only newer checkpoints refer to them, so nothing older loses a value.
+   *
+   * One keys-only Query, then one BatchWriteItem step per checkpoint of the longest namespace, plus one (see
+   * rollback-plan.ts for the order). A process dying at any request leaves every remaining checkpoint whole and
+   * the latest one of each namespace one that was there before; calling it again finishes the job. Call it only
+   * while nothing writes to the thread (its lease held): a put landing meanwhile is kept.
+   */
+  async deleteCheckpointsAfter(threadId: string, checkpointId: string | undefined): Promise<void> {
+    assertThreadId(threadId);
+    const afterId = checkpointId === undefined ? undefined : assertCheckpointId(checkpointId);
+    const pk = this.queries.pk(threadId);
+    const plan = planRollback(await this.table.checkpoints.readSortKeys(pk), afterId);
+    // A put in this instance must not take a deleted parent's locations from the cache.
+    this.cache.forgetCheckpoints(pk, plan.checkpoints);
+    for (const step of plan.steps) await this.table.checkpoints.remove(pk, step);
+    this.cache.forgetCheckpoints(pk, plan.checkpoints);
   }
 
   /**

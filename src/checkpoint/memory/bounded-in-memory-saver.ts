@@ -16,6 +16,7 @@ import {
   type PendingWrite,
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
+import type { CheckpointRollback } from "../../shared/checkpoint-rollback";
 import { CheckpointStoreError, InvalidIdentifierError } from "../../shared/errors";
 import { assertIdentifier } from "../../shared/identifiers";
 import { compareCodePoints } from "../../shared/order";
@@ -66,7 +67,7 @@ interface TupleSnapshot {
  * version) written only for the channels in `newVersions`. Every call serializes first and then checks limits and
  * mutates storage in one synchronous step, so concurrent calls never see or leave a half-applied write.
  */
-export class BoundedInMemorySaver extends BaseCheckpointSaver {
+export class BoundedInMemorySaver extends BaseCheckpointSaver implements CheckpointRollback {
   private readonly store: BoundedThreadStore;
   /** JsonPlusSerializer's "json" payloads are UTF-8 JSON text and it loads them from strings too. */
   private readonly textPayloads: boolean;
@@ -331,6 +332,18 @@ export class BoundedInMemorySaver extends BaseCheckpointSaver {
 
   async deleteThread(threadId: string): Promise<void> {
     this.store.deleteThread(this.identifier("thread_id", threadId));
+  }
+
+  /**
+   * Takes the thread back to `checkpointId` (see {@link CheckpointRollback}): every checkpoint newer than it, in
+   * every namespace, goes with its pending writes and the channel blobs only it held; `undefined` empties the
+   * thread. One synchronous step: concurrent reads see the thread before or after, never between.
+   */
+  async deleteCheckpointsAfter(threadId: string, checkpointId: string | undefined): Promise<void> {
+    const thread = this.identifier("thread_id", threadId);
+    const after =
+      checkpointId === undefined ? undefined : this.identifier("checkpoint_id", checkpointId);
+    this.store.deleteCheckpointsAfter(thread, after);
   }
 
   /**

@@ -7,6 +7,7 @@ import {
   StoredThread,
   compactPayload,
   serializedSize,
+  storedSize,
   type SerializedValue,
   type StoredPayload,
   type StoredPendingWrite,
@@ -216,6 +217,52 @@ export class BoundedThreadStore {
     this.totalBytes += delta;
   }
 
+  /**
+   * Deletes every checkpoint of the thread newer than `afterId` (all of them when undefined) in every namespace,
+   * with the pending writes of those ids and the blobs no remaining checkpoint holds; namespaces left empty go,
+   * and so does the thread once it holds nothing. Synchronous, so no reader sees it half done.
+   */
+  deleteCheckpointsAfter(threadId: string, afterId: string | undefined): void {
+    this.expireIdle(this.now());
+    const thread = this.threads.get(threadId);
+    if (thread === undefined) return;
+    const doomed = (id: string) => afterId === undefined || compareCodePoints(id, afterId) > 0;
+    let bytes = 0;
+    let checkpoints = 0;
+    let writes = 0;
+    for (const [name, record] of thread.namespaces) {
+      let changed = false;
+      for (const [id, stored] of record.checkpoints) {
+        if (!doomed(id)) continue;
+        record.checkpoints.delete(id);
+        bytes += stored.bytes;
+        checkpoints += 1;
+        changed = true;
+      }
+      for (const [id, stored] of record.writes) {
+        if (!doomed(id)) continue;
+        record.writes.delete(id);
+        for (const write of stored) bytes += write.size;
+        writes += stored.length;
+      }
+      if (changed) {
+        record.latestId = latestOf(record.checkpoints.keys());
+        bytes += dropUnheldBlobs(record);
+      }
+      if (record.checkpoints.size === 0 && record.writes.size === 0) {
+        thread.namespaces.delete(name);
+        this.namespaceCount -= 1;
+      }
+    }
+    thread.bytes -= bytes;
+    thread.checkpointCount -= checkpoints;
+    thread.writeCount -= writes;
+    this.totalBytes -= bytes;
+    this.checkpointCount -= checkpoints;
+    this.writeCount -= writes;
+    if (thread.namespaces.size === 0) this.remove(thread);
+  }
+
   deleteThread(threadId: string): boolean {
     const thread = this.threads.get(threadId);
     if (thread === undefined) return false;
@@ -330,4 +377,38 @@ export class BoundedThreadStore {
     this.checkpointCount -= thread.checkpointCount;
     this.writeCount -= thread.writeCount;
   }
+}
+
+function latestOf(ids: Iterable<string>): string | undefined {
+  let latest: string | undefined;
+  for (const id of ids) if (latest === undefined || compareCodePoints(id, latest) > 0) latest = id;
+  return latest;
+}
+
+/**
+ * Removes the blobs no checkpoint of the namespace holds any more and returns their bytes. A checkpoint holds the
+ * very blob of each of its versions (resolved at its put), so a blob is matched by identity, or by equal text
+ * for JSON: two versions with equal text are both kept, which wastes bytes but never loses a value.
+ */
+function dropUnheldBlobs(record: NamespaceRecord): number {
+  const held = new Map<string, Set<StoredPayload>>();
+  for (const stored of record.checkpoints.values()) {
+    for (let index = 0; index < stored.values.length; index += 2) {
+      const channel = stored.values[index] as string;
+      let payloads = held.get(channel);
+      if (payloads === undefined) held.set(channel, (payloads = new Set()));
+      payloads.add(stored.values[index + 1]!);
+    }
+  }
+  let bytes = 0;
+  for (const [channel, versions] of record.blobs) {
+    const payloads = held.get(channel);
+    for (const [version, payload] of versions) {
+      if (payloads?.has(payload)) continue;
+      versions.delete(version);
+      bytes += storedSize(payload);
+    }
+    if (versions.size === 0) record.blobs.delete(channel);
+  }
+  return bytes;
 }

@@ -70,3 +70,8 @@ export class StoredThread {
 export function serializedSize(value: SerializedValue): number {
   return value.size;
 }
+
+/** Bytes a stored payload was counted for: a compacted JSON text is its UTF-8 serializer output, decoded. */
+export function storedSize(value: StoredPayload): number {
+  return typeof value === "string" ? Buffer.byteLength(value) : value.size;
+}
