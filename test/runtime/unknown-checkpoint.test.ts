@@ -1,0 +1,97 @@
+import type { Client } from "@langchain/langgraph-sdk";
+import { chatGraph, nestedGraph } from "./graphs";
+import {
+  backendOptions,
+  bookingAssistants,
+  postJson,
+  startTestServer,
+  type Backend,
+  type TestServer,
+} from "./support";
+
+/** A checkpoint id no thread here has: shaped like LangGraph's own (a UUID v6), so only its absence is wrong. */
+const UNKNOWN_ID = "1f0c0000-0000-6000-8000-000000000001";
+
+/**
+ * A checkpoint the thread does not have, named to the state routes (read, read at, update) or to a run (wait,
+ * stream, background, batch): 404 before anything is written or queued, and the thread exactly as it was (a
+ * paused thread keeps its pending approval, and a correct resume afterwards books).
+ */
+describe.each<Backend>(["memory", "dynamodb"])(
+  "an unknown checkpoint (%s checkpointer)",
+  (backend) => {
+    let server: TestServer;
+    let client: Client;
+    let token: string;
+
+    beforeAll(async () => {
+      server = await startTestServer({
+        assistants: { ...bookingAssistants(), chat: chatGraph, nested: nestedGraph },
+        ...(await backendOptions(backend)),
+      });
+      client = await server.client(`tenant-unknown-checkpoint-${backend}`);
+      token = await server.token(`tenant-unknown-checkpoint-${backend}`);
+    });
+
+    afterAll(async () => {
+      await server.close();
+    });
+
+    /** Everything a client can see of a thread: its record, state, history and runs. */
+    async function snapshot(threadId: string) {
+      const thread = await client.threads.get(threadId);
+      return {
+        status: thread.status,
+        values: thread.values,
+        interrupts: thread.interrupts,
+        state: await client.threads.getState(threadId),
+        history: (await client.threads.getHistory(threadId, { limit: 100 })).map(
+          (state) => state.checkpoint.checkpoint_id,
+        ),
+        runs: (await client.runs.list(threadId)).map((run) => [run.run_id, run.status]),
+      };
+    }
+
+    async function chatThread(): Promise<string> {
+      const thread = await client.threads.create();
+      await client.runs.wait(thread.thread_id, "chat", {
+        input: { messages: [{ role: "human", content: "hello" }] },
+      });
+      return thread.thread_id;
+    }
+
+    function post(path: string, body: unknown) {
+      return postJson(`${server.url}${path}`, token, body);
+    }
+
+    it("refuses a state update from a checkpoint the thread does not have, and writes nothing", async () => {
+      const threadId = await chatThread();
+      const before = await snapshot(threadId);
+
+      for (const body of [
+        { values: { messages: [{ role: "human", content: "forged" }] }, checkpoint_id: UNKNOWN_ID },
+        { values: { messages: [] }, checkpoint: { checkpoint_id: UNKNOWN_ID } },
+        { values: null, as_node: "__end__", checkpoint_id: "1" },
+      ]) {
+        const answer = await post(`/threads/${threadId}/state`, body);
+        expect(answer.status).toBe(404);
+        expect(answer.body.detail).toMatch(/^Checkpoint not found: /);
+      }
+      expect(await snapshot(threadId)).toEqual(before);
+
+      // The same update from the thread's own checkpoint still forks from it.
+      await client.threads.updateState(threadId, {
+        values: { messages: [{ role: "human", content: "again" }] },
+        checkpointId: before.state.checkpoint.checkpoint_id!,
+      });
+      const after = await client.threads.getState<{ messages: Array<{ content: string }> }>(
+        threadId,
+      );
+      expect(after.values.messages.map((message) => message.content)).toEqual([
+        "hello",
+        "echo: hello",
+        "again",
+      ]);
+    });
+  },
+);
