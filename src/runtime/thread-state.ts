@@ -61,12 +61,16 @@ export async function requireCheckpoint(
   if (!tuple) throw new CheckpointNotFoundError(threadId, checkpointId, namespace);
 }
 
-/** The thread's state (latest, or at `address`), as LangGraph's `getState` gives it. */
+/**
+ * The thread's state (latest, or at `address`: CheckpointNotFoundError when the thread lacks it), as LangGraph's
+ * `getState` gives it.
+ */
 export async function readThreadState(
   context: RouteContext,
   record: ThreadRecord,
   options: { address?: CheckpointAddress; subgraphs?: boolean } = {},
 ): Promise<Snapshot> {
+  await requireCheckpoint(context, record.threadId, options.address);
   const scope = context.engine.tenant(context.tenantId);
   const graph = await context.engine.graph(threadGraphId(context, record), context.tenantId);
   return context.engine.withSaver(scope, () =>

@@ -93,5 +93,37 @@ describe.each<Backend>(["memory", "dynamodb"])(
         "again",
       ]);
     });
+    it("answers 404 for the state at a checkpoint the thread does not have", async () => {
+      const threadId = await chatThread();
+      const latest = (await client.threads.getState(threadId)).checkpoint;
+      const own = latest.checkpoint_id!;
+
+      await expect(client.threads.getState(threadId, UNKNOWN_ID)).rejects.toThrow(/404/);
+      const answer = await fetch(`${server.url}/threads/${threadId}/state/${UNKNOWN_ID}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(answer.status).toBe(404);
+      expect(await answer.json()).toEqual({
+        detail: `Checkpoint not found: ${UNKNOWN_ID} of thread ${threadId}`,
+      });
+      await expect(
+        client.threads.getState(threadId, { ...latest, checkpoint_id: UNKNOWN_ID }),
+      ).rejects.toThrow(/404/);
+      // Another thread's checkpoint is not this thread's.
+      const other = await chatThread();
+      const othersId = (await client.threads.getState(other)).checkpoint.checkpoint_id!;
+      await expect(client.threads.getState(threadId, othersId)).rejects.toThrow(/404/);
+      // The thread's own checkpoint, in a namespace it was not written in.
+      const elsewhere = await post(`/threads/${threadId}/state/checkpoint`, {
+        checkpoint: { checkpoint_id: own, checkpoint_ns: "inner:x" },
+      });
+      expect(elsewhere).toEqual({
+        status: 404,
+        body: { detail: `Checkpoint not found: ${own} in namespace inner:x of thread ${threadId}` },
+      });
+
+      expect((await client.threads.getState(threadId, own)).checkpoint.checkpoint_id).toBe(own);
+      expect((await client.threads.getState(threadId, latest)).checkpoint.checkpoint_id).toBe(own);
+    });
   },
 );
