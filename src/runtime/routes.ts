@@ -1,5 +1,6 @@
 import {
   AssistantMismatchError,
+  CheckpointNotFoundError,
   CheckpointCapacityError,
   CheckpointTooLargeError,
   CheckpointerRequiredError,
@@ -107,6 +108,7 @@ type ErrorClass = abstract new (...args: any[]) => Error;
  */
 export const ERROR_STATUSES: ReadonlyArray<readonly [ErrorClass, Record<ApiFace, number>]> = [
   [ThreadNotFoundError, { simple: 404, server: 404 }],
+  [CheckpointNotFoundError, { simple: 404, server: 404 }],
   [ThreadBusyError, { simple: 409, server: 409 }],
   [NothingToResumeError, { simple: 409, server: 409 }],
   [AssistantMismatchError, { simple: 409, server: 409 }],

@@ -547,7 +547,7 @@ export class RunManager {
     // Only a fresh start may fork from another checkpoint than the thread's latest. A later leg goes on from the
     // run's last checkpoint; if it never wrote one (its first leg died at once), the run starts over.
     const fresh = legs === 1 || !(await this.wroteCheckpoint(scope, run));
-    if (fresh && kwargs.checkpointId !== undefined) {
+    if (fresh && kwargs.checkpointId) {
       configurable.checkpoint_id = kwargs.checkpointId;
       if (kwargs.checkpointNamespace) configurable.checkpoint_ns = kwargs.checkpointNamespace;
     }

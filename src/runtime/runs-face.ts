@@ -16,6 +16,7 @@ import { integerField, threadIdFrom, type RouteContext, type RouteHandler } from
 import { optionalEnum, parseRunBody, type RunBody } from "./run-body";
 import { runJson } from "./run-json";
 import type { JoinResult, RunManager } from "./run-manager";
+import { requireCheckpoint } from "./thread-state";
 import { readThreadValues } from "./thread-values";
 import { isRunStatus } from "../shared/runs";
 
@@ -74,10 +75,15 @@ export const createRunBatch: RouteHandler = async (context) => {
       assistants.set(body.assistantId, await runAssistant(context, body.assistantId));
     }
   }
+  // Each run's thread is new, so a run from a checkpoint names one its thread does not have: refused now.
+  const threadIds = parsed.map(() => randomUUID());
+  for (const [index, body] of parsed.entries()) {
+    await refuseUnknownCheckpoint(context, threadIds[index]!, body, true);
+  }
   const runs: RunRecord[] = [];
-  for (const body of parsed) {
+  for (const [index, body] of parsed.entries()) {
     const prepared = { body, assistant: assistants.get(body.assistantId)! };
-    runs.push((await startRun(context, randomUUID(), true, false, false, prepared)).run);
+    runs.push((await startRun(context, threadIds[index]!, true, false, false, prepared)).run);
   }
   return json(200, runs.map(runJson));
 };
@@ -166,7 +172,7 @@ export async function startRun(
   stateless: boolean,
   inPlace: boolean,
   streamed = false,
-  /** The body and assistant, when the caller has already checked them (one item of a batch). */
+  /** The body (its checkpoint too) and assistant, when the caller has already checked them (a batch's item). */
   prepared?: { body: RunBody; assistant: AssistantRecord },
 ): Promise<{ run: RunRecord; startsNow: boolean; body: RunBody }> {
   const runs = manager(context);
@@ -174,6 +180,7 @@ export async function startRun(
   const assistant = prepared?.assistant ?? (await runAssistant(context, body.assistantId));
   context.log.thread = threadId;
   context.log.assistant = assistant.assistantId;
+  if (!prepared) await refuseUnknownCheckpoint(context, threadId, body, stateless);
   try {
     const created = await runs.create({
       tenantId: context.tenantId,
@@ -250,6 +257,29 @@ function withAssistantDefaults(kwargs: RunKwargs, assistant: AssistantRecord): R
         : (runContext ?? assistant.context);
   }
   return merged;
+}
+
+/**
+ * A run from a checkpoint (`checkpoint_id`, `checkpoint.checkpoint_id` with its namespace) the thread does not have
+ * is refused before it is created: LangGraph would start it from an empty checkpoint and the thread's state (a
+ * pending approval too) would be lost. A missing thread answers as one (unless the run may create it).
+ */
+async function refuseUnknownCheckpoint(
+  context: RouteContext,
+  threadId: string,
+  body: RunBody,
+  stateless: boolean,
+): Promise<void> {
+  const { checkpointId, checkpointNamespace } = body.kwargs;
+  // "" names no checkpoint: the run starts from the thread's latest, as LangGraph Server's does.
+  if (checkpointId === undefined || checkpointId === "") return;
+  if (!stateless && body.ifNotExists === "reject") {
+    await context.engine.requireThread(context.tenantId, threadId);
+  }
+  await requireCheckpoint(context, threadId, {
+    checkpoint_id: checkpointId,
+    checkpoint_ns: checkpointNamespace ?? "",
+  });
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command } from "@langchain/langgraph";
 import type { ChannelVersions, CheckpointTuple } from "@langchain/langgraph-checkpoint";
+import { CheckpointNotFoundError } from "../shared/errors";
 import type { PendingInterrupt, ThreadRecord, ThreadStatus } from "../shared/threads";
 import type { TenantScope } from "./engine";
 import { HttpError } from "./http";
@@ -34,12 +35,42 @@ export function threadGraphId(context: RouteContext, record: ThreadRecord): stri
   return assistantFrom(context.registry, undefined, 422);
 }
 
-/** The thread's state (latest, or at `address`), as LangGraph's `getState` gives it. */
+/**
+ * Throws CheckpointNotFoundError unless the thread has the checkpoint `address` names, in its namespace (the root
+ * one when none is given). LangGraph reads an unknown checkpoint as an empty one, so without this a read answers
+ * empty values and a write or run starts over from nothing. An address without a checkpoint id names the
+ * thread's latest: nothing to check.
+ */
+export async function requireCheckpoint(
+  context: RouteContext,
+  threadId: string,
+  address: CheckpointAddress | undefined,
+): Promise<void> {
+  const checkpointId = address?.checkpoint_id;
+  if (checkpointId === undefined) return;
+  const scope = context.engine.tenant(context.tenantId);
+  if (!scope.saver) return;
+  const namespace = address?.checkpoint_ns ?? "";
+  const tuple = await scope.saver.getTuple({
+    configurable: {
+      thread_id: scope.saverThreadId(threadId),
+      checkpoint_ns: namespace,
+      checkpoint_id: checkpointId,
+    },
+  });
+  if (!tuple) throw new CheckpointNotFoundError(threadId, checkpointId, namespace);
+}
+
+/**
+ * The thread's state (latest, or at `address`: CheckpointNotFoundError when the thread lacks it), as LangGraph's
+ * `getState` gives it.
+ */
 export async function readThreadState(
   context: RouteContext,
   record: ThreadRecord,
   options: { address?: CheckpointAddress; subgraphs?: boolean } = {},
 ): Promise<Snapshot> {
+  await requireCheckpoint(context, record.threadId, options.address);
   const scope = context.engine.tenant(context.tenantId);
   const graph = await context.engine.graph(threadGraphId(context, record), context.tenantId);
   return context.engine.withSaver(scope, () =>
@@ -59,8 +90,8 @@ export interface StateUpdate {
 
 /**
  * Applies updates to a locked thread, one superstep after another (a single `updateState` is one superstep of
- * one update), from `address` when given. Returns the new checkpoint's address (the client's thread id) and the
- * thread status its new state implies.
+ * one update), from `address` when given (CheckpointNotFoundError, nothing written, when the thread lacks it).
+ * Returns the new checkpoint's address (the client's thread id) and the thread status its new state implies.
  */
 export async function applyStateUpdates(
   context: RouteContext,
@@ -68,6 +99,7 @@ export async function applyStateUpdates(
   supersteps: StateUpdate[][],
   address: CheckpointAddress | undefined,
 ): Promise<{ checkpoint: Record<string, unknown>; outcome: ThreadOutcome }> {
+  await requireCheckpoint(context, record.threadId, address);
   const scope = context.engine.tenant(context.tenantId);
   const graphId = threadGraphId(context, record);
   const graph = (await context.engine.graph(graphId, context.tenantId)) as UpdatableGraph;

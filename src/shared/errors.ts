@@ -118,6 +118,22 @@ export class ThreadNotFoundError extends ThreadError {
   }
 }
 
+/**
+ * A checkpoint the thread does not have (in that namespace, the root one by default): nothing was read from it,
+ * run or written.
+ */
+export class CheckpointNotFoundError extends ThreadError {
+  constructor(
+    readonly threadId: string,
+    readonly checkpointId: string,
+    readonly namespace = "",
+  ) {
+    super(
+      `Checkpoint not found: ${checkpointId} ${namespace === "" ? "" : `in namespace ${namespace} `}of thread ${threadId}`,
+    );
+  }
+}
+
 /** The thread's expiry passed (DynamoDB TTL deletes lazily): it is gone, and a new thread may reuse its id. */
 export class ThreadExpiredError extends ThreadNotFoundError {}
 

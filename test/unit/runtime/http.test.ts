@@ -12,6 +12,7 @@ import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_DEPTH } from "../../../src/shared/defa
 import {
   AssistantMismatchError,
   CheckpointCapacityError,
+  CheckpointNotFoundError,
   CheckpointTooLargeError,
   CheckpointerRequiredError,
   IncompleteCheckpointError,
@@ -255,6 +256,7 @@ describe("errorResponse", () => {
   const KNOWN: Array<[Error, Record<ApiFace, number>]> = [
     [new ThreadNotFoundError("t-1"), { simple: 404, server: 404 }],
     [new ThreadExpiredError("t-1"), { simple: 404, server: 404 }],
+    [new CheckpointNotFoundError("t-1", "c-1"), { simple: 404, server: 404 }],
     [new ThreadBusyError("t-1"), { simple: 409, server: 409 }],
     [new NothingToResumeError("t-1", "not paused"), { simple: 409, server: 409 }],
     [new AssistantMismatchError("t-1", "a", "b"), { simple: 409, server: 409 }],
