@@ -30,11 +30,6 @@ import type { MetricOutcome, RunMetrics } from "./observability";
 import { endedRun, RecentRuns, type EndedRun } from "./recent-runs";
 import type { WebhookSender } from "./webhooks";
 
-/** A saver that can delete a thread's newest checkpoints (a rolled-back run's). */
-interface CheckpointRollback {
-  deleteCheckpointsAfter(threadId: string, checkpointId: string | undefined): Promise<void>;
-}
-
 /** The time a job gets: when its legs must stop, and when the process running them ends (Lambda's deadline). */
 export interface WorkTime {
   legDeadline: number;
@@ -838,9 +833,8 @@ export class RunManager {
     checkpointId: string | undefined,
   ): Promise<void> {
     const scope = this.options.engine.tenant(tenantId);
-    const saver = scope.saver as Partial<CheckpointRollback> | undefined;
-    if (typeof saver?.deleteCheckpointsAfter === "function") {
-      await saver.deleteCheckpointsAfter(scope.saverThreadId(threadId), checkpointId);
+    if (scope.deleteCheckpointsAfter) {
+      await scope.deleteCheckpointsAfter(threadId, checkpointId);
     } else if (scope.saver) {
       this.options.logger.warn(
         { thread: threadId },
