@@ -1,0 +1,14 @@
+import { InMemoryThreadStore } from "../../../src/runtime/in-memory-thread-store";
+import { describeThreadStoreContract } from "../../support/thread-store-contract";
+
+// The model-based test runs 300 schedules of at most 40 steps each here (DynamoDB Local's runs fewer).
+describeThreadStoreContract(
+  "InMemoryThreadStore",
+  () => new InMemoryThreadStore(),
+  "tenant-memory",
+  {
+    numRuns: 300,
+    maxSteps: 40,
+    timeoutMs: 120_000,
+  },
+);
