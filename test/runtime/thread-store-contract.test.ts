@@ -19,7 +19,8 @@ afterAll(async () => {
 
 // One table for the file, a fresh thread per test and per schedule. The store's own clock (expiry) reads the
 // contract's epoch, the time every input starts from. The model-based test runs 60 schedules of at most 25 steps
-// each here (each step is a request or two and a consistent read), 300 in memory.
+// each here (each step is a request or two and a consistent read: about 10 s on a store that follows the model),
+// 300 in memory.
 describeThreadStoreContract(
   "ThreadRecords on DynamoDB Local",
   () =>
