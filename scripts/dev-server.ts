@@ -21,6 +21,7 @@ import { startDevServer, type RunningDevServer } from "../src/dev/server";
 import { readRuntimeConfig } from "../src/runtime/config";
 import { loadLangGraphConfig } from "../src/runtime/langgraph-config";
 import { createLogger } from "../src/runtime/observability";
+import { recoverRunsPeriodically, type RunRecovery } from "../src/dev/run-recovery";
 import type { GraphFactory } from "../src/runtime/types";
 import { createHandler, type ApiHandler } from "../src/runtime/handler";
 import type { HttpEvent } from "../src/runtime/http";
@@ -32,6 +33,8 @@ import type { DynamoDBCheckpointsOptions } from "./dev-table";
 /** The table `npm run dev:dynamodb` uses unless TABLE_NAME names another. */
 const LOCAL_TABLE_NAME = "memory-table-dev";
 const SHUTDOWN_GRACE_MS = 5_000;
+// How often stalled runs are looked for: a run's lease (30 s) lapses, then at most this long passes.
+const RECOVERY_INTERVAL_MS = 15_000;
 
 const USAGE = `Usage:
   npm start                the dev server, checkpoints in memory (lost on restart)
@@ -99,6 +102,7 @@ class DevSession {
   /** DynamoDB Local's pid from its spawn on, before it answers and `local` is set. */
   localPid: number | undefined;
   checkpoints: DevCheckpoints | undefined;
+  recovery: RunRecovery | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor() {
@@ -110,6 +114,7 @@ class DevSession {
 
   stop(): Promise<void> {
     this.stopping ??= (async () => {
+      this.recovery?.stop();
       await this.server?.shutdown(SHUTDOWN_GRACE_MS);
       this.checkpoints?.close();
       if (this.local) await this.local.stop(SHUTDOWN_GRACE_MS);
@@ -154,6 +159,7 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
       {
         open: (event: HttpEvent, context?: HandlerContext) =>
           ready.handler ? ready.handler.open(event, context) : Promise.resolve(starting()),
+        recoverRuns: async () => (ready.handler ? ready.handler.recoverRuns() : 0),
       },
     ),
   });
@@ -200,6 +206,12 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
     environment,
     ...session.checkpoints.options,
   });
+  // Runs a previous server left running on the same table go on now, and stalled ones on a schedule.
+  session.recovery = recoverRunsPeriodically(
+    ready.handler,
+    RECOVERY_INTERVAL_MS,
+    createLogger(environment.logLevel),
+  );
 
   const token = await signDevToken(keys, { tenantId: "demo" });
   const auth = `-H "Authorization: Bearer ${token}" -H 'content-type: application/json'`;

@@ -34,6 +34,12 @@ export const DEFAULT_REMAINING_MS = API_GATEWAY_TIMEOUT_MS;
  */
 export type ApiHandler = ((event: HttpEvent, context?: HandlerContext) => Promise<HttpResult>) & {
   open(event: HttpEvent, context?: HandlerContext): Promise<HttpResult>;
+  /**
+   * Starts the work of every thread a crashed process left stalled or with runs queued behind no holder (all
+   * tenants); resolves to how many. It reads the whole thread store: a dev server calls it at its start and on
+   * a schedule; a deployment relies on the worker's retries and on recovery when runs and threads are read.
+   */
+  recoverRuns(): Promise<number>;
 };
 
 /** Time of a streamed response when the Lambda context gives none: a function's longest timeout. */
@@ -182,6 +188,7 @@ export function createHandler(options: HandlerOptions): ApiHandler {
   };
   return Object.assign(buffered, {
     open: (event: HttpEvent, lambdaContext?: HandlerContext) => serve(event, lambdaContext, true),
+    recoverRuns: async () => (runtime.runs ? runtime.runs.recoverAll() : 0),
   });
 }
 

@@ -329,9 +329,22 @@ export class RunManager {
    */
   async recover(tenantId: string, threadId: string, known?: ThreadRecord): Promise<boolean> {
     const record = known ?? (await this.options.threads.get(tenantId, threadId));
-    if (!record || !needsRecovery(record, this.now())) return false;
+    if (!record || !needsRecovery(record, this.now(), this.options.leaseMs)) return false;
     await this.options.dispatcher.dispatch({ tenantId, threadId });
     return true;
+  }
+
+  /**
+   * Recovers every thread left stalled or with runs queued behind no holder (a crashed process's), across all
+   * tenants; says how many it started work for. It reads the whole thread store: a dev server calls it at its
+   * start and on a schedule.
+   */
+  async recoverAll(): Promise<number> {
+    let recovered = 0;
+    for await (const { tenantId, record } of this.options.threads.unsettledThreads()) {
+      if (await this.recover(tenantId, record.threadId, record)) recovered += 1;
+    }
+    return recovered;
   }
 
   /**
@@ -936,10 +949,17 @@ function restoreOf(previous: ThreadRecord): {
   };
 }
 
-/** A stalled run, or runs queued behind no holder: nobody will start them unless asked. */
-function needsRecovery(record: ThreadRecord, now: number): boolean {
+/**
+ * A stalled run, or runs queued behind no holder for a lease's time (a dispatch already under way claims them
+ * sooner): nobody will start them unless asked.
+ */
+function needsRecovery(record: ThreadRecord, now: number, leaseMs: number): boolean {
   if (stalledRunOf(record, now) !== undefined) return true;
-  return record.runQueue.length > 0 && holderOf(record, now) === undefined;
+  return (
+    record.runQueue.length > 0 &&
+    holderOf(record, now) === undefined &&
+    now - record.updatedAt >= leaseMs
+  );
 }
 
 /** A leg's deadline is a hand-over to the next leg, unless it was the last leg allowed (the run times out). */

@@ -391,8 +391,11 @@ async function requireRun(context: RouteContext): Promise<RunRecord> {
   const threadId = threadIdFrom(context.params.thread_id, 422);
   const runId = context.params.run_id ?? "";
   context.log.thread = threadId;
-  const run = await manager(context).runStore.getRun(context.tenantId, threadId, runId);
+  const runs = manager(context);
+  const run = await runs.runStore.getRun(context.tenantId, threadId, runId);
   if (!run) throw new HttpError(404, `Run ${runId} not found`);
+  // A run that should be going on but whose process died goes on now (or ends), not when a new run comes.
+  if (!FINAL_RUN_STATUSES.includes(run.status)) await runs.recover(context.tenantId, threadId);
   return run;
 }
 

@@ -84,6 +84,8 @@ export const createThread: RouteHandler = async (context) => {
 
 export const getThread: RouteHandler = async (context) => {
   const record = await requireThread(context);
+  // A thread whose run's process died gets it going again (or ended) as it is read.
+  await context.runs?.recover(context.tenantId, record.threadId, record);
   const snapshot = record.status === undefined ? undefined : await readThreadState(context, record);
   return json(200, threadJson(record, Date.now(), snapshot?.values ?? {}));
 };
