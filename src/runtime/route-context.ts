@@ -56,6 +56,15 @@ export function threadIdFrom(value: unknown, status: 400 | 422): string {
   }
 }
 
+/**
+ * A validated run id from a route's path, checked as a thread id is (a run's sort key holds it, and DynamoDB
+ * refuses keys over 1,024 bytes): a bad one throws {@link InvalidIdentifierError}, which answers 422 before
+ * any store is read or written.
+ */
+export function runIdFrom(value: unknown): string {
+  return assertPathIdentifier("run_id", value);
+}
+
 /** The assistant a request names (404 when unknown), or the default one. */
 export function assistantFrom(registry: GraphRegistry, value: unknown, status: 400 | 422): string {
   if (value === undefined || value === null) {

@@ -3,7 +3,7 @@ import { FINAL_RUN_STATUSES, type RunRecord } from "../shared/runs";
 import { HttpError, toWireJson } from "./http";
 import { threadIdFrom, type RouteContext, type RouteHandler } from "./route-context";
 import type { RunAddress } from "./run-event-log";
-import { budgetOf, contentLocation, manager, startRun } from "./runs-face";
+import { budgetOf, contentLocation, manager, requireRun, startRun } from "./runs-face";
 import { sseFrame, sseResponse } from "./sse";
 import { readThreadValues } from "./thread-values";
 
@@ -22,13 +22,9 @@ export const streamStatelessRun: RouteHandler = async (context) =>
   createAndFollow(context, randomUUID(), true);
 
 export const joinRunStream: RouteHandler = async (context) => {
-  const threadId = threadIdFrom(context.params.thread_id, 422);
-  const runId = context.params.run_id ?? "";
-  context.log.thread = threadId;
-  const runs = manager(context);
-  const run = await runs.runStore.getRun(context.tenantId, threadId, runId);
-  if (!run) throw new HttpError(404, `Run ${runId} not found`);
+  // Every input is checked before the run is read.
   const lastEventId = lastEventIdOf(context);
+  const run = await requireRun(context);
   const cancelOnDisconnect = ["1", "true"].includes(context.query.cancel_on_disconnect ?? "");
   const gone = new AbortController();
   return sseResponse(

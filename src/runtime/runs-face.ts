@@ -14,7 +14,13 @@ import {
   type RunRecord,
 } from "../shared/runs";
 import { HttpError, json, noContent, type HttpResult } from "./http";
-import { integerField, threadIdFrom, type RouteContext, type RouteHandler } from "./route-context";
+import {
+  integerField,
+  runIdFrom,
+  threadIdFrom,
+  type RouteContext,
+  type RouteHandler,
+} from "./route-context";
 import { optionalEnum, parseRunBody, type RunBody } from "./run-body";
 import { runJson } from "./run-json";
 import type { JoinResult, RunManager } from "./run-manager";
@@ -388,9 +394,10 @@ async function statelessWithoutCheckpointer(
   }
 }
 
-async function requireRun(context: RouteContext): Promise<RunRecord> {
+/** The run a route's path names (every route with a `{run_id}` reads it here), or 404. */
+export async function requireRun(context: RouteContext): Promise<RunRecord> {
   const threadId = threadIdFrom(context.params.thread_id, 422);
-  const runId = context.params.run_id ?? "";
+  const runId = runIdFrom(context.params.run_id);
   context.log.thread = threadId;
   const run = await manager(context).runStore.getRun(context.tenantId, threadId, runId);
   if (!run) throw new HttpError(404, `Run ${runId} not found`);
