@@ -114,12 +114,18 @@ export async function startLocalDynamoDB(
   args.push("-sharedDb", "-disableTelemetry", "-cors", options.corsOrigin ?? endpoint);
 
   // Its own process group: a Ctrl-C in the terminal reaches the dev server, which drains its requests and
-  // only then stops DynamoDB Local, instead of both dying at once under a request.
-  const child = spawn(java.command, args, {
+  // only then stops DynamoDB Local, instead of both dying at once under a request. The watchdog makes it die
+  // with this process however this one ends (a SIGKILL runs no exit handler), so it never holds its data.
+  const [command, commandArgs] = withParentWatchdog(java.command, args);
+  const child = spawn(command, commandArgs, {
     cwd: dirname(jar),
     detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["pipe", "pipe", "pipe"],
   });
+  // Once it has ended, the watchdog's pipe is closed: the watchdog then ends too (its group holds only itself).
+  child.once("exit", () => child.stdin?.destroy());
+  // A parent that ends closes the pipe: an EPIPE here is the watchdog's business, not an error of this process.
+  child.stdin?.on("error", () => undefined);
   if (child.pid !== undefined) options.onSpawn?.(child.pid);
   let output = "";
   const keep = (chunk: Buffer) => {
@@ -143,6 +149,22 @@ export async function startLocalDynamoDB(
     throw error;
   }
   return { endpoint, pid: child.pid!, exited, stop };
+}
+
+/**
+ * Runs `command` under a watchdog that kills it when this process ends, portably (Linux and macOS: POSIX sh,
+ * no prctl). The shell keeps its stdin, a pipe only this process writes to, in a background reader, then
+ * becomes the command (`exec`: same pid, so signals reach it directly). When this process ends, however it
+ * ends, the kernel closes the pipe; the reader sees end-of-file and kills its process group (`kill 0`), which
+ * `detached` made the command's own: never another process, even once the command is gone (a process group's
+ * id is not reused while a member lives). Windows has no sh: there the command runs as it is.
+ */
+function withParentWatchdog(command: string, args: string[]): [string, string[]] {
+  if (process.platform === "win32") return [command, args];
+  // A background list's stdin is /dev/null in a non-interactive shell: the pipe is handed over on fd 3.
+  const script =
+    'exec 3<&0; { cat <&3 >/dev/null 2>&1; kill -KILL 0; } </dev/null >/dev/null 2>&1 & exec "$@" </dev/null 3<&-';
+  return ["/bin/sh", ["-c", script, "dynamodb-local-watchdog", command, ...args]];
 }
 
 function defaultJava(): string {

@@ -9,11 +9,18 @@ import type { RunMetrics } from "./observability";
 import type { RunManager } from "./run-manager";
 import type { WebhookSender } from "./webhooks";
 
+/**
+ * What became of a request's run, for its log line: how the run ended (as the engine names it; `cancelled` for a
+ * run ended by a cancel), or, for a run that goes on after the request, `queued` (created for the background)
+ * or `running` (the request's time, or its client, ran out first). docs/http-api.md lists them.
+ */
+export type RequestOutcome = RunOutcome["kind"] | "cancelled" | "queued" | "running";
+
 /** Fields of the one log line per request; route handlers fill in what they learn. */
 export interface RequestLogFields {
   thread?: string;
   assistant?: string;
-  outcome?: RunOutcome["kind"];
+  outcome?: RequestOutcome;
 }
 
 /** Everything a route handler gets: validated tenant, path parameters and the parsed body. */
@@ -54,6 +61,15 @@ export function threadIdFrom(value: unknown, status: 400 | 422): string {
     if (error instanceof InvalidIdentifierError) throw new HttpError(status, error.message);
     throw error;
   }
+}
+
+/**
+ * A validated run id from a route's path, checked as a thread id is (a run's sort key holds it, and DynamoDB
+ * refuses keys over 1,024 bytes): a bad one throws {@link InvalidIdentifierError}, which answers 422 before
+ * any store is read or written.
+ */
+export function runIdFrom(value: unknown): string {
+  return assertPathIdentifier("run_id", value);
 }
 
 /** The assistant a request names (404 when unknown), or the default one. */

@@ -3,7 +3,7 @@ import { FINAL_RUN_STATUSES, type RunRecord } from "../shared/runs";
 import { HttpError, toWireJson } from "./http";
 import { threadIdFrom, type RouteContext, type RouteHandler } from "./route-context";
 import type { RunAddress } from "./run-event-log";
-import { budgetOf, contentLocation, manager, startRun } from "./runs-face";
+import { budgetOf, contentLocation, manager, requireRun, resultOf, startRun } from "./runs-face";
 import { sseFrame, sseResponse } from "./sse";
 import { readThreadValues } from "./thread-values";
 
@@ -22,13 +22,9 @@ export const streamStatelessRun: RouteHandler = async (context) =>
   createAndFollow(context, randomUUID(), true);
 
 export const joinRunStream: RouteHandler = async (context) => {
-  const threadId = threadIdFrom(context.params.thread_id, 422);
-  const runId = context.params.run_id ?? "";
-  context.log.thread = threadId;
-  const runs = manager(context);
-  const run = await runs.runStore.getRun(context.tenantId, threadId, runId);
-  if (!run) throw new HttpError(404, `Run ${runId} not found`);
+  // Every input is checked before the run is read.
   const lastEventId = lastEventIdOf(context);
+  const run = await requireRun(context);
   const cancelOnDisconnect = ["1", "true"].includes(context.query.cancel_on_disconnect ?? "");
   const gone = new AbortController();
   return sseResponse(
@@ -101,6 +97,8 @@ async function* follow(
   const timer = setTimeout(() => timeUp.abort(), Math.max(0, budgetOf(context)));
   const stop = AbortSignal.any([timeUp.signal, client.gone]);
   let ended = false;
+  // The stream saw the run end (else it goes on without this request: `running`, or `cancelled` below).
+  let settled = false;
   let latest: RunRecord | undefined = run;
   const isOver = async () => {
     latest = await runs.runStore.getRun(address.tenantId, address.threadId, address.runId);
@@ -132,6 +130,7 @@ async function* follow(
     if (client.gone.aborted) return;
     if (!stop.aborted) {
       ended = true;
+      settled = true;
       if (joined && sent === 0 && afterSeq < 0 && latest) {
         // A run that streamed nothing (started without stream modes): its outcome, as the stream would end.
         if (latest.status === "success") {
@@ -153,13 +152,35 @@ async function* follow(
     );
   } finally {
     clearTimeout(timer);
-    if (!ended && client.cancelOnDisconnect) {
+    const cancelled = !ended && client.cancelOnDisconnect;
+    if (cancelled) {
       // The client went away mid-stream and asked for its run to stop with it.
       await runs
         .cancel(address.tenantId, address.threadId, address.runId, "interrupt")
         .catch(() => undefined);
     }
     await leg;
+    context.log.outcome = cancelled ? "cancelled" : "running";
+    if (settled) await logEndedOutcome(context, address);
+  }
+}
+
+/**
+ * Sets the request's outcome to how its run ended, from what a join of it answers (the final values a leg of
+ * this process kept, else the thread's): the request's log line is written once the stream is over, so this
+ * delays no event. A failure to read leaves `running` and is no error of the stream's.
+ */
+async function logEndedOutcome(context: RouteContext, address: RunAddress): Promise<void> {
+  try {
+    const joined = await manager(context).join(
+      address.tenantId,
+      address.threadId,
+      address.runId,
+      0,
+    );
+    if (joined?.done) await resultOf(context, joined);
+  } catch {
+    // The run's outcome is for the log only; the client has had every event.
   }
 }
 

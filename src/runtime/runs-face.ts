@@ -12,11 +12,19 @@ import {
   type RunRecord,
 } from "../shared/runs";
 import { HttpError, json, noContent, type HttpResult } from "./http";
-import { integerField, threadIdFrom, type RouteContext, type RouteHandler } from "./route-context";
+import {
+  integerField,
+  runIdFrom,
+  threadIdFrom,
+  type RequestOutcome,
+  type RouteContext,
+  type RouteHandler,
+} from "./route-context";
 import { optionalEnum, parseRunBody, type RunBody } from "./run-body";
 import { runJson } from "./run-json";
 import type { JoinResult, RunManager } from "./run-manager";
 import { requireCheckpoint } from "./thread-state";
+import type { EndedRun } from "./recent-runs";
 import { readThreadValues } from "./thread-values";
 import { isRunStatus } from "../shared/runs";
 
@@ -31,11 +39,13 @@ const ANSWER_MARGIN_MS = 2_000;
 export const createRun: RouteHandler = async (context) => {
   const threadId = threadIdFrom(context.params.thread_id, 422);
   const { run } = await startRun(context, threadId, false, false);
+  context.log.outcome = "queued";
   return json(200, runJson(run), contentLocation(run));
 };
 
 export const createStatelessRun: RouteHandler = async (context) => {
   const { run } = await startRun(context, randomUUID(), true, false);
+  context.log.outcome = "queued";
   return json(200, runJson(run), contentLocation(run));
 };
 
@@ -85,6 +95,7 @@ export const createRunBatch: RouteHandler = async (context) => {
     const prepared = { body, assistant: assistants.get(body.assistantId)! };
     runs.push((await startRun(context, threadIds[index]!, true, false, false, prepared)).run);
   }
+  context.log.outcome = "queued";
   return json(200, runs.map(runJson));
 };
 
@@ -144,6 +155,7 @@ export const joinRun: RouteHandler = async (context) => {
   );
   if (!joined) throw new HttpError(404, `Run ${run.runId} not found`);
   if (!joined.done) {
+    context.log.outcome = "running";
     // 408: the SDK does not re-send it, the client joins again (the run goes on meanwhile).
     throw new HttpError(408, `Run ${run.runId} is still ${joined.run.status}: join it again`);
   }
@@ -156,6 +168,7 @@ export const cancelRun: RouteHandler = async (context) => {
   const action: CancelAction =
     optionalEnum(context.query, "action", ["interrupt", "rollback"] as const) ?? "interrupt";
   await manager(context).cancel(context.tenantId, run.threadId, run.runId, action);
+  context.log.outcome = "cancelled";
   if (!wait) return { statusCode: 202, headers: { "content-type": "application/json" } };
   await manager(context).join(context.tenantId, run.threadId, run.runId, budgetOf(context));
   return noContent();
@@ -314,6 +327,7 @@ async function waitForRun(
   );
   if (!joined) throw new HttpError(404, `Run ${run.runId} not found`);
   if (!joined.done) {
+    context.log.outcome = "running";
     return json(
       200,
       {
@@ -328,11 +342,23 @@ async function waitForRun(
   return json(200, await resultOf(context, joined), contentLocation(run));
 }
 
-/** What a finished run answers: the thread's values (with pending interrupts), or its error. */
-async function resultOf(
+/**
+ * What a finished run answers: the thread's values (with pending interrupts), or its error. The request's log
+ * line gets the run's outcome from the same answer.
+ */
+export async function resultOf(
   context: RouteContext,
   joined: Extract<JoinResult, { done: true }>,
-): Promise<unknown> {
+): Promise<Record<string, unknown>> {
+  const result = await finalAnswer(context, joined);
+  context.log.outcome = endedOutcome(joined.run, result);
+  return result;
+}
+
+async function finalAnswer(
+  context: RouteContext,
+  joined: Extract<JoinResult, { done: true }>,
+): Promise<Record<string, unknown>> {
   const { run } = joined;
   if (run.status === "error" || run.status === "timeout") {
     return { __error__: run.error ?? { error: "Error", message: `Run ended in ${run.status}` } };
@@ -340,6 +366,27 @@ async function resultOf(
   if (joined.values) return joined.values;
   if (run.temporary) return {};
   return readThreadValues(context, run.threadId, run.graphId);
+}
+
+/**
+ * An ended run's outcome, in the engine's words: a run that stopped at an interrupt ends in `success` as
+ * LangGraph Server has it, so its answer's `__interrupt__` tells a pause from a completion.
+ */
+function endedOutcome(run: EndedRun, answer: Record<string, unknown>): RequestOutcome {
+  switch (run.status) {
+    case "success": {
+      const interrupts = answer.__interrupt__;
+      return Array.isArray(interrupts) && interrupts.length > 0 ? "paused" : "completed";
+    }
+    case "error":
+      return "failed";
+    case "timeout":
+      return "deadline";
+    case "interrupted":
+      return "cancelled";
+    default:
+      return "running";
+  }
 }
 
 /** A handler without a checkpointer keeps no threads or runs: a waited run runs here, statelessly. */
@@ -358,6 +405,8 @@ async function statelessWithoutCheckpointer(
   if (body.kwargs.command?.resume !== undefined)
     throw new CheckpointerRequiredError("Resuming a run");
   const assistant = await runAssistant(context, body.assistantId);
+  context.log.thread = threadId;
+  context.log.assistant = assistant.assistantId;
   const outcome = await context.engine.run({
     tenantId: context.tenantId,
     threadId,
@@ -367,6 +416,7 @@ async function statelessWithoutCheckpointer(
     createIfMissing: true,
     remainingMs: context.remainingMs,
   });
+  context.log.outcome = outcome.kind;
   switch (outcome.kind) {
     case "completed":
       return json(200, outcome.values);
@@ -387,9 +437,10 @@ async function statelessWithoutCheckpointer(
   }
 }
 
-async function requireRun(context: RouteContext): Promise<RunRecord> {
+/** The run a route's path names (every route with a `{run_id}` reads it here), or 404. */
+export async function requireRun(context: RouteContext): Promise<RunRecord> {
   const threadId = threadIdFrom(context.params.thread_id, 422);
-  const runId = context.params.run_id ?? "";
+  const runId = runIdFrom(context.params.run_id);
   context.log.thread = threadId;
   const runs = manager(context);
   const run = await runs.runStore.getRun(context.tenantId, threadId, runId);

@@ -148,6 +148,16 @@ function descendants(pid: number): number[] {
   return found;
 }
 
+/** A process that runs (a zombie, ended but not yet reaped by its new parent, does not). */
+function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
 beforeAll(() => {
   // What `npm start` does before it runs the server.
   execFileSync("npm", ["run", "-s", "build:dev"], { cwd: ROOT, stdio: "pipe" });
@@ -427,6 +437,55 @@ describe("npm start and npm run dev:dynamodb (through npm, as a developer runs t
     npm.child.kill("SIGTERM");
     await exitWithin(npm, 10_000);
   }, 60_000);
+
+  it("a SIGKILLed dev server takes DynamoDB Local with it, leaving its data folder to the next start", async () => {
+    if (!existsSync("/proc/self/stat")) return; // finding the java process needs /proc (Linux)
+    const dataDir = mkdtempSync(join(tmpdir(), "dynamodb-local-data-"));
+    try {
+      const env = devEnv({ DYNAMODB_LOCAL_DIR: dataDir });
+      // The compiled server itself, as npm runs it: a SIGKILL runs none of its handlers.
+      const first = run("node", [DEV_SERVER, "--dynamodb-local"], env);
+      const printed = await banner(first, 90_000);
+      const dynamodb = /at (http:\/\/127\.0\.0\.1:\d+)\)/.exec(printed)![1]!;
+      // DynamoDB Local and its watchdog (a shell waiting on a pipe from the server).
+      const started = descendants(first.child.pid!).filter((pid) =>
+        readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("DynamoDBLocal.jar"),
+      );
+      const java = started.filter(
+        (pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "java",
+      );
+      expect(java).toHaveLength(1);
+      const paused = await invoke(urlOf(printed), tokenOf(printed), {
+        thread_id: "kept",
+        input: { request: "move my appointment" },
+      });
+      expect(paused.status).toBe(202);
+
+      first.child.kill("SIGKILL");
+      expect(await first.exited).toBe("SIGKILL");
+      // A generous bound: the watchdog acts at once, but a loaded machine may take a while to run it.
+      const deadline = Date.now() + 20_000;
+      while (started.some(isAlive) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(started.filter(isAlive)).toEqual([]);
+      expect(await refusesConnections(dynamodb)).toBe(true);
+
+      // A new start on the same folder opens it and finds the thread the killed one stored.
+      const second = run("node", [DEV_SERVER, "--dynamodb-local"], env);
+      const again = await banner(second, 90_000);
+      const done = await invoke(urlOf(again), tokenOf(again), {
+        thread_id: "kept",
+        resume: { approve: true },
+      });
+      expect(done.status).toBe(200);
+      expect(await done.json()).toMatchObject({ status: "COMPLETED", result: { booked: true } });
+      second.child.kill("SIGTERM");
+      await exitWithin(second, 20_000);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 240_000);
 
   it("npm run dev:dynamodb runs on DynamoDB Local, keeps threads across a restart, and stops it with the server", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "dynamodb-local-data-"));

@@ -185,8 +185,8 @@ describe("dev server over HTTP", () => {
     "answers 401 to a POST with %s without waiting for its announced 100,000-byte body",
     async (_, authorization) => {
       const connection = await open();
-      const started = Date.now();
-      // The head promises a body that never comes: only a server that checks the token first can answer.
+      // The head promises a body that never comes: only a server that checks the token first can answer (one
+      // waiting for the body would answer nothing before Node's 300 s request timeout, far past this bound).
       connection.write(
         requestHead("POST", "/invoke", {
           authorization,
@@ -196,10 +196,9 @@ describe("dev server over HTTP", () => {
       );
       await connection.waitUntil(
         () => connection.responses().length > 0,
-        2000,
+        20_000,
         "a response to the unauthenticated head",
       );
-      expect(Date.now() - started).toBeLessThan(2000);
       const [response] = connection.responses();
       expect(response!.status).toBe(401);
       expect(JSON.parse(response!.body)).toEqual({ message: "Unauthorized" });

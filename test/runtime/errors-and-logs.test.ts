@@ -178,6 +178,105 @@ describe("graph errors, logs and metrics", () => {
     }
   });
 
+  it("logs an outcome on the runs routes: paused, completed, failed, queued, cancelled, and a streamed run's end", async () => {
+    const { logger, lines } = capture();
+    const handler = createHandler({
+      assistants: { ...bookingAssistants(), failing },
+      checkpointer: new InMemorySaver(),
+      logger,
+      metrics: false,
+    });
+    const send = async (method: string, path: string, body?: unknown) => {
+      const result = await handler(
+        apiEvent(method, path, { body: body === undefined ? undefined : JSON.stringify(body) }),
+      );
+      const isJson = result.headers?.["content-type"]?.startsWith("application/json") === true;
+      return {
+        status: result.statusCode,
+        body: result.body && isJson ? JSON.parse(result.body) : undefined,
+        text: result.body ?? "",
+      };
+    };
+    // The outcome each request's line says, in request order.
+    const outcomes = () =>
+      lines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((line) => line.msg === "request")
+        .map(({ route, statusCode, outcome }) => ({ route, statusCode, outcome }));
+
+    const thread = "/threads/outcomes";
+    expect((await send("POST", "/threads", { thread_id: "outcomes" })).status).toBe(200);
+    const start = { assistant_id: "booking", input: { request: "r" } };
+    expect((await send("POST", `${thread}/runs/wait`, start)).body.__interrupt__).toHaveLength(1);
+    const approve = { assistant_id: "booking", command: { resume: { approve: true } } };
+    expect((await send("POST", `${thread}/runs/wait`, approve)).body).toMatchObject({
+      booked: true,
+    });
+    const background = await send("POST", `${thread}/runs`, start);
+    expect(background.status).toBe(200);
+    const joined = await send("GET", `${thread}/runs/${background.body.run_id}/join`);
+    expect(joined.body.__interrupt__).toHaveLength(1);
+    const streamed = await send("POST", `${thread}/runs/stream`, approve);
+    expect(streamed.status).toBe(200);
+    expect(streamed.text).toMatch(/"booked":true/);
+    // A run waiting a minute to start: cancelled before it runs.
+    const later = await send("POST", `${thread}/runs`, { ...start, after_seconds: 60 });
+    expect((await send("POST", `${thread}/runs/${later.body.run_id}/cancel`)).status).toBe(202);
+    const failed = await send("POST", "/threads/failing/runs/wait", {
+      assistant_id: "failing",
+      input: { secret: "s" },
+      if_not_exists: "create",
+    });
+    expect(failed.body.__error__).toMatchObject({ error: "Error" });
+
+    expect(outcomes()).toEqual([
+      { route: "POST /threads", statusCode: 200, outcome: undefined },
+      { route: "POST /threads/{thread_id}/runs/wait", statusCode: 200, outcome: "paused" },
+      { route: "POST /threads/{thread_id}/runs/wait", statusCode: 200, outcome: "completed" },
+      { route: "POST /threads/{thread_id}/runs", statusCode: 200, outcome: "queued" },
+      { route: "GET /threads/{thread_id}/runs/{run_id}/join", statusCode: 200, outcome: "paused" },
+      { route: "POST /threads/{thread_id}/runs/stream", statusCode: 200, outcome: "completed" },
+      { route: "POST /threads/{thread_id}/runs", statusCode: 200, outcome: "queued" },
+      {
+        route: "POST /threads/{thread_id}/runs/{run_id}/cancel",
+        statusCode: 202,
+        outcome: "cancelled",
+      },
+      { route: "POST /threads/{thread_id}/runs/wait", statusCode: 200, outcome: "failed" },
+    ]);
+  });
+
+  it("logs `running` for a join that ends before its run does", async () => {
+    const { logger, lines } = capture();
+    // Less time than the deadline margin and the answer's margin: a join waits no time at all.
+    const handler = createHandler({
+      ...{ assistants: bookingAssistants(), checkpointer: new InMemorySaver(), logger },
+      ...{ metrics: false, defaultRemainingMs: 2_500, deadlineMarginMs: 500 },
+    });
+    const created = await handler(
+      apiEvent("POST", "/threads/outcome-running/runs", {
+        body: JSON.stringify({
+          assistant_id: "booking",
+          input: { request: "r" },
+          if_not_exists: "create",
+          after_seconds: 60,
+        }),
+      }),
+    );
+    const runId = (JSON.parse(created.body!) as { run_id: string }).run_id;
+    const joined = await handler(apiEvent("GET", `/threads/outcome-running/runs/${runId}/join`));
+    expect(joined.statusCode).toBe(408);
+    // Nothing left waiting after the test.
+    const cancel = apiEvent("POST", `/threads/outcome-running/runs/${runId}/cancel`);
+    expect((await handler(cancel)).statusCode).toBe(202);
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(logged.filter((line) => line.msg === "request").map((line) => line.outcome)).toEqual([
+      "queued",
+      "running",
+      "cancelled",
+    ]);
+  });
+
   it("builds each assistant's graph once per container and tenant, not per request", async () => {
     let builds = 0;
     const handler = createHandler({

@@ -322,6 +322,82 @@ describe.each(BACKENDS)("thread ids (%s)", (backend) => {
   });
 });
 
+describe.each(BACKENDS)("run ids (%s)", (backend) => {
+  let server: TestServer;
+  const tenant = `run-ids-${backend}`;
+  const threadId = "run-ids";
+  // Every route with a {run_id}: each must refuse a bad id before any store is read or written.
+  const RUN_ROUTES = [
+    ["GET", ""],
+    ["GET", "/join"],
+    ["GET", "/stream"],
+    ["POST", "/cancel"],
+    ["DELETE", ""],
+  ] as const;
+
+  beforeAll(async () => {
+    server = await startTestServer({
+      assistants: bookingAssistants(),
+      ...(await backendOptions(backend)),
+    });
+  });
+
+  afterAll(async () => {
+    await server.close();
+  });
+
+  const call = async (method: string, runId: string, suffix: string) => {
+    const response = await fetch(
+      `${server.url}${path(threadId, `/runs/${encodeURIComponent(runId)}${suffix}`)}`,
+      { method, headers: { authorization: `Bearer ${await server.token(tenant)}` } },
+    );
+    const text = await response.text();
+    return {
+      status: response.status,
+      detail: text ? (JSON.parse(text) as { detail?: string }).detail : "",
+    };
+  };
+
+  it("answers 422 to a 10,000-character or control-character run id on every run route, changing nothing", async () => {
+    const client = await server.client(tenant);
+    await client.threads.create({ threadId });
+    // A real run on the thread, paused at its approval: what a refused request must leave as it is.
+    const paused = (await client.runs.wait(threadId, "booking", {
+      input: { request: "run ids" },
+    })) as Record<string, unknown>;
+    expect(paused.__interrupt__).toHaveLength(1);
+    const [run] = await client.runs.list(threadId);
+
+    for (const badId of ["r".repeat(10_000), "r".repeat(257), "run\u0001id"]) {
+      for (const [method, suffix] of RUN_ROUTES) {
+        const answer = await call(method, badId, suffix);
+        expect({ route: `${method} ${suffix}`, ...answer }).toEqual({
+          route: `${method} ${suffix}`,
+          status: 422,
+          detail: expect.stringMatching(/^Invalid run_id: expected /),
+        });
+      }
+    }
+    // The official client sees the same 422.
+    await expect(client.runs.get(threadId, "r".repeat(10_000))).rejects.toThrow(/422/);
+
+    expect(await client.runs.list(threadId)).toEqual([run]);
+    expect(await client.threads.get(threadId)).toMatchObject({ status: "interrupted" });
+  });
+
+  it("answers 404, not 500, to an unknown 256-character run id on every run route", async () => {
+    const longest = "🦜#%$".padEnd(256, "r");
+    expect(longest).toHaveLength(256);
+    for (const [method, suffix] of RUN_ROUTES) {
+      expect({ route: `${method} ${suffix}`, ...(await call(method, longest, suffix)) }).toEqual({
+        route: `${method} ${suffix}`,
+        status: 404,
+        detail: expect.stringMatching(/not found/),
+      });
+    }
+  });
+});
+
 describe("tenant claims", () => {
   let server: TestServer;
   const PROBE = "claim-probe";

@@ -92,7 +92,9 @@ describe("a worker killed mid-run (Lambda Invoke API stand-in)", () => {
     });
     const started = Date.now();
     await retry(event(jobs[0]!), { getRemainingTimeInMillis: () => 60_000 });
-    expect(Date.now() - started).toBeLessThan(15_000);
+    // A deadline check only, 10 times the lease: the retry takes the run over once the lease lapses, rather
+    // than waiting out its own 60 s (the run's "success" below is what shows it ran).
+    expect(Date.now() - started).toBeLessThan(20_000);
 
     expect((await status()).status).toBe("success");
     const state = JSON.parse(

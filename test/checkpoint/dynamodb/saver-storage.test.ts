@@ -382,10 +382,24 @@ describe("DynamoDBSaver edge cases (integration)", () => {
     const threadId = randomUUID();
     const config = await putValues(writer, threadId, { a: 1 });
     const other = newSaver(writer.tenantId);
-    const started = Date.now();
-    await other.putWrites(config, [["a", 2]], "task-1");
-    // The hold lasts 200 ms when it applies; a direct write takes a few ms on DynamoDB Local.
-    expect(Date.now() - started).toBeLessThan(150);
+    // A held write goes out only when its hold timer fires. With timers frozen (a controlled clock: requests,
+    // setImmediate and the real time still run), a write that is not held is stored all the same, and a held
+    // one never is: the guard, a real timer 50 times the hold, only keeps such a failure from hanging.
+    const realSetTimeout = global.setTimeout;
+    let guard: NodeJS.Timeout | undefined;
+    jest.useFakeTimers({
+      doNotFake: ["setImmediate", "clearImmediate", "nextTick", "queueMicrotask"],
+    });
+    try {
+      const held = new Promise<"held">((resolve) => {
+        guard = realSetTimeout(() => resolve("held"), 10_000);
+      });
+      const written = other.putWrites(config, [["a", 2]], "task-1").then(() => "written" as const);
+      expect(await Promise.race([written, held])).toBe("written");
+    } finally {
+      clearTimeout(guard);
+      jest.useRealTimers();
+    }
     const tuple = await newSaver(writer.tenantId).getTuple(config);
     expect(tuple?.pendingWrites).toEqual([["task-1", "a", 2]]);
   });
