@@ -1,5 +1,6 @@
 import { InMemorySaver } from "../src/checkpoint/memory";
 import type { HandlerOptions } from "../src/runtime/handler";
+import type { ThreadRef } from "../src/runtime/run-manager";
 
 /**
  * Where the dev server keeps checkpoints: the handler options that select it, and a line for the banner. In
@@ -10,6 +11,11 @@ export interface DevCheckpoints {
   options: Pick<HandlerOptions, "checkpointer" | "tableName" | "dynamodbClient">;
   description: string;
   close(): void;
+  /**
+   * The threads whose runs are not at rest (one holds, continues on or waits for them, or they say RUNNING),
+   * of every tenant: where a server that died left runs. Absent in memory, where nothing outlives the server.
+   */
+  unsettledThreads?(): AsyncIterable<ThreadRef>;
 }
 
 export function inMemoryCheckpoints(): DevCheckpoints {

@@ -22,6 +22,7 @@ import { readRuntimeConfig } from "../src/runtime/config";
 import { loadLangGraphConfig } from "../src/runtime/langgraph-config";
 import { createLogger } from "../src/runtime/observability";
 import { recoverRunsPeriodically, type RunRecovery } from "../src/dev/run-recovery";
+import type { ThreadRef } from "../src/runtime/run-manager";
 import type { GraphFactory } from "../src/runtime/types";
 import { createHandler, type ApiHandler } from "../src/runtime/handler";
 import type { HttpEvent } from "../src/runtime/http";
@@ -159,7 +160,8 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
       {
         open: (event: HttpEvent, context?: HandlerContext) =>
           ready.handler ? ready.handler.open(event, context) : Promise.resolve(starting()),
-        recoverRuns: async () => (ready.handler ? ready.handler.recoverRuns() : 0),
+        recoverRuns: async (threads: AsyncIterable<ThreadRef>) =>
+          ready.handler ? ready.handler.recoverRuns(threads) : 0,
       },
     ),
   });
@@ -207,11 +209,15 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
     ...session.checkpoints.options,
   });
   // Runs a previous server left running on the same table go on now, and stalled ones on a schedule.
-  session.recovery = recoverRunsPeriodically(
-    ready.handler,
-    RECOVERY_INTERVAL_MS,
-    createLogger(environment.logLevel),
-  );
+  const unsettled = session.checkpoints.unsettledThreads;
+  if (unsettled) {
+    session.recovery = recoverRunsPeriodically(
+      ready.handler,
+      unsettled,
+      RECOVERY_INTERVAL_MS,
+      createLogger(environment.logLevel),
+    );
+  }
 
   const token = await signDevToken(keys, { tenantId: "demo" });
   const auth = `-H "Authorization: Bearer ${token}" -H 'content-type: application/json'`;

@@ -1,5 +1,7 @@
 import {
   CreateTableCommand,
+  ScanCommand,
+  type AttributeValue,
   DescribeTableCommand,
   DynamoDBClient,
   ResourceNotFoundException,
@@ -7,7 +9,9 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { LOCAL_CREDENTIALS } from "../src/dev/dynamodb-local";
 import { InvalidConfigurationError } from "../src/shared/errors";
-import { createTableInput } from "../src/table/definition";
+import { createTableInput, TABLE_KEYS, THREAD_ATTRIBUTES } from "../src/table/definition";
+import { THREAD_RECORD_SK } from "../src/table/keys";
+import type { ThreadRef } from "../src/runtime/run-manager";
 import type { DevCheckpoints } from "./dev-checkpoints";
 
 /*
@@ -65,7 +69,50 @@ export async function dynamodbCheckpoints(
     options: { tableName, dynamodbClient: client },
     description: `DynamoDB table ${tableName}${endpoint ? ` at ${endpoint}` : ""}`,
     close: () => client.destroy(),
+    unsettledThreads: () => unsettledThreads(client, tableName),
   };
+}
+
+/**
+ * The thread records whose runs are not at rest, by a Scan of the whole table: fine for a dev server's table,
+ * and the reason this is not in src/ (the module grants no Scan; a deployment recovers runs as they are read).
+ */
+async function* unsettledThreads(
+  client: DynamoDBClient,
+  tableName: string,
+): AsyncGenerator<ThreadRef> {
+  let startKey: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await client.send(
+      new ScanCommand({
+        TableName: tableName,
+        ConsistentRead: true,
+        FilterExpression:
+          "#sk = :record AND (#status = :running OR attribute_exists(#continuing) OR size(#queue) > :zero)",
+        ProjectionExpression: "#tenant, #thread",
+        ExpressionAttributeNames: {
+          "#sk": TABLE_KEYS.sortKey,
+          "#status": THREAD_ATTRIBUTES.status,
+          "#continuing": THREAD_ATTRIBUTES.continuing,
+          "#queue": THREAD_ATTRIBUTES.runQueue,
+          "#tenant": THREAD_ATTRIBUTES.tenant,
+          "#thread": THREAD_ATTRIBUTES.threadId,
+        },
+        ExpressionAttributeValues: {
+          ":record": { S: THREAD_RECORD_SK },
+          ":running": { S: "RUNNING" },
+          ":zero": { N: "0" },
+        },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      const tenantId = item[THREAD_ATTRIBUTES.tenant]?.S;
+      const threadId = item[THREAD_ATTRIBUTES.threadId]?.S;
+      if (tenantId !== undefined && threadId !== undefined) yield { tenantId, threadId };
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
 }
 
 async function resolveRegion(client: DynamoDBClient, tableName: string): Promise<string> {

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { ApiHandler } from "../runtime/handler";
+import type { ThreadRef } from "../runtime/run-manager";
 
 export interface RunRecovery {
   /** Stops the schedule (a sweep under way finishes on its own). */
@@ -14,6 +15,8 @@ export interface RunRecovery {
  */
 export function recoverRunsPeriodically(
   handler: Pick<ApiHandler, "recoverRuns">,
+  /** Where to look: the threads whose runs are not at rest (read anew at each sweep). */
+  unsettledThreads: () => AsyncIterable<ThreadRef>,
   everyMs: number,
   logger: Pick<Logger, "info" | "warn">,
 ): RunRecovery {
@@ -22,7 +25,7 @@ export function recoverRunsPeriodically(
     if (sweeping) return;
     sweeping = true;
     try {
-      const recovered = await handler.recoverRuns();
+      const recovered = await handler.recoverRuns(unsettledThreads());
       if (recovered > 0) logger.info({ threads: recovered }, "runs of a stopped process recovered");
     } catch (error) {
       logger.warn({ err: { name: (error as Error)?.name } }, "run recovery failed; retried later");

@@ -20,6 +20,7 @@ import { RUN_HANDLERS } from "./runs-face";
 import { SIMPLE_HANDLERS } from "./simple-face";
 import { STORE_HANDLERS } from "./store-face";
 import { THREAD_HANDLERS } from "./threads-face";
+import type { ThreadRef } from "./run-manager";
 import type { HandlerContext } from "./types";
 
 export type { HandlerOptions } from "./assembly";
@@ -35,11 +36,11 @@ export const DEFAULT_REMAINING_MS = API_GATEWAY_TIMEOUT_MS;
 export type ApiHandler = ((event: HttpEvent, context?: HandlerContext) => Promise<HttpResult>) & {
   open(event: HttpEvent, context?: HandlerContext): Promise<HttpResult>;
   /**
-   * Starts the work of every thread a crashed process left stalled or with runs queued behind no holder (all
-   * tenants); resolves to how many. It reads the whole thread store: a dev server calls it at its start and on
-   * a schedule; a deployment relies on the worker's retries and on recovery when runs and threads are read.
+   * Starts the work of those of `threads` that a crashed process left stalled or with runs queued behind no
+   * holder; resolves to how many. A dev server passes its table's unsettled threads at its start and on a
+   * schedule; a deployment relies on the worker's retries and on recovery when runs and threads are read.
    */
-  recoverRuns(): Promise<number>;
+  recoverRuns(threads: AsyncIterable<ThreadRef>): Promise<number>;
 };
 
 /** Time of a streamed response when the Lambda context gives none: a function's longest timeout. */
@@ -188,7 +189,8 @@ export function createHandler(options: HandlerOptions): ApiHandler {
   };
   return Object.assign(buffered, {
     open: (event: HttpEvent, lambdaContext?: HandlerContext) => serve(event, lambdaContext, true),
-    recoverRuns: async () => (runtime.runs ? runtime.runs.recoverAll() : 0),
+    recoverRuns: async (threads: AsyncIterable<ThreadRef>) =>
+      runtime.runs ? runtime.runs.recoverThreads(threads) : 0,
   });
 }
 

@@ -135,18 +135,6 @@ export class InMemoryThreadStore implements ThreadStore {
     );
   }
 
-  async *unsettledThreads(): AsyncIterable<{ tenantId: string; record: ThreadRecord }> {
-    for (const { tenantId, record } of [...this.records.values()]) {
-      if (
-        record.status === "RUNNING" ||
-        record.continuing !== undefined ||
-        record.runQueue.length > 0
-      ) {
-        yield { tenantId, record: copyRecord(record) };
-      }
-    }
-  }
-
   /**
    * Applies one rule of the rulebook to a record in one synchronous step (concurrent calls see each other's
    * effects whole). Callers get copies of records, so nothing outside can change a stored one.

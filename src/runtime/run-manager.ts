@@ -38,6 +38,12 @@ export interface WorkTime {
   streamedHere?: boolean;
 }
 
+/** A thread of a tenant. */
+export interface ThreadRef {
+  tenantId: string;
+  threadId: string;
+}
+
 /** Where the work of a thread runs next: its queued runs, or one run's next leg. */
 export interface RunJob {
   tenantId: string;
@@ -335,14 +341,14 @@ export class RunManager {
   }
 
   /**
-   * Recovers every thread left stalled or with runs queued behind no holder (a crashed process's), across all
-   * tenants; says how many it started work for. It reads the whole thread store: a dev server calls it at its
+   * Recovers, of the threads given, those left stalled or with runs queued behind no holder (a crashed
+   * process's); says how many it started work for. A dev server gives its table's unsettled threads, at its
    * start and on a schedule.
    */
-  async recoverAll(): Promise<number> {
+  async recoverThreads(threads: AsyncIterable<ThreadRef>): Promise<number> {
     let recovered = 0;
-    for await (const { tenantId, record } of this.options.threads.unsettledThreads()) {
-      if (await this.recover(tenantId, record.threadId, record)) recovered += 1;
+    for await (const { tenantId, threadId } of threads) {
+      if (await this.recover(tenantId, threadId)) recovered += 1;
     }
     return recovered;
   }

@@ -179,12 +179,6 @@ export interface ThreadStore {
   cancelRun(input: CancelRunInput): Promise<"running" | "queued" | "absent">;
   /** Ends a run's lease (a release, a hand-off to its next leg, or a rollback). False when it was not held. */
   finishRun(input: FinishRunInput): Promise<boolean>;
-  /**
-   * Every thread, of every tenant, whose runs are not at rest: one holds, continues on or waits for it, or it
-   * says RUNNING. It reads the whole store: for a dev server's start and schedule (recovering what a crashed
-   * process left), never on a request's path.
-   */
-  unsettledThreads(): AsyncIterable<{ tenantId: string; record: ThreadRecord }>;
 }
 
 export interface EnqueueRunInput {

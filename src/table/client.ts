@@ -5,11 +5,9 @@ import {
   DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
-  ScanCommand,
   UpdateCommand,
   type QueryCommandInput,
   type QueryCommandOutput,
-  type ScanCommandInput,
 } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { TableRequestError } from "../shared/errors";
@@ -119,31 +117,6 @@ export async function* queryPages(
   let startKey: Item | undefined;
   do {
     const page = await queryPage(connection, { ...input, ExclusiveStartKey: startKey });
-    yield page.Items ?? [];
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-}
-
-/**
- * Every page of a Scan of the whole table, one at a time. A scan reads every item: for a dev server's
- * maintenance, never on a request's path.
- */
-export async function* scanPages(
-  connection: TableConnection,
-  input: Omit<ScanCommandInput, "TableName">,
-): AsyncGenerator<Item[]> {
-  let startKey: Item | undefined;
-  do {
-    const page = await send(connection, "Scan", () =>
-      connection.documents.send(
-        new ScanCommand({
-          ...input,
-          ExclusiveStartKey: startKey,
-          TableName: connection.tableName,
-          ReturnConsumedCapacity: "TOTAL",
-        }),
-      ),
-    );
     yield page.Items ?? [];
     startKey = page.LastEvaluatedKey;
   } while (startKey);
@@ -311,10 +284,6 @@ export class TableClient implements TableConnection {
 
   queryPages(input: Omit<QueryCommandInput, "TableName">): AsyncGenerator<Item[]> {
     return queryPages(this, input);
-  }
-
-  scanPages(input: Omit<ScanCommandInput, "TableName">): AsyncGenerator<Item[]> {
-    return scanPages(this, input);
   }
 
   async queryAll(input: Omit<QueryCommandInput, "TableName">): Promise<Item[]> {

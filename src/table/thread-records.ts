@@ -380,31 +380,6 @@ export class ThreadRecords implements ThreadStore {
     await this.table.batchWrite([{ DeleteRequest: { Key: recordKey(pk) } }]);
   }
 
-  async *unsettledThreads(): AsyncIterable<{ tenantId: string; record: ThreadRecord }> {
-    const now = this.now();
-    for await (const page of this.table.scanPages({
-      FilterExpression:
-        "#sk = :record AND (#status = :running OR attribute_exists(#continuing) OR size(#queue) > :zero)",
-      ExpressionAttributeNames: {
-        "#sk": TABLE_KEYS.sortKey,
-        "#status": A.status,
-        "#continuing": A.continuing,
-        "#queue": A.runQueue,
-      },
-      ExpressionAttributeValues: {
-        ":record": recordKey("")[TABLE_KEYS.sortKey],
-        ":running": "RUNNING",
-        ":zero": 0,
-      },
-      ConsistentRead: true,
-    })) {
-      for (const item of page) {
-        if (isExpired(item[A.ttl], now) || typeof item[A.tenant] !== "string") continue;
-        yield { tenantId: item[A.tenant], record: toRecord(item) };
-      }
-    }
-  }
-
   // ------------------------------------------------------------------ plumbing
 
   /**
