@@ -32,6 +32,31 @@ module.exports = {
       from: { path: "^src/(shared|table|checkpoint|store|runtime)/" },
       to: { path: ABOVE_THE_LIBRARY },
     },
+    // Inside the runtime, rooms import one way: http (faces, routes) -> runs (the rulebook-driven machinery)
+    // -> graphs (registry, legs, streaming). The files at src/runtime/ itself compose them (assembly, handler,
+    // worker, function URL, index) or serve all of them (config, environment, observability, types).
+    {
+      name: "runtime-graphs-import-no-runs-or-http",
+      comment: "Graphs (registry, legs, streaming) know nothing of runs or HTTP.",
+      severity: "error",
+      from: { path: "^src/runtime/graphs/" },
+      to: { path: "^src/runtime/(runs|http)/" },
+    },
+    {
+      name: "runtime-runs-import-no-http",
+      comment:
+        "The run machinery throws domain errors; only HTTP faces know of requests and statuses.",
+      severity: "error",
+      from: { path: "^src/runtime/runs/" },
+      to: { path: "^src/runtime/http/" },
+    },
+    {
+      name: "runtime-rooms-import-no-composition",
+      comment: "Rooms never import what composes them.",
+      severity: "error",
+      from: { path: "^src/runtime/(http|runs|graphs)/" },
+      to: { path: "^src/runtime/(assembly|handler|worker|function-url|index|table-backing)\\.ts$" },
+    },
     {
       name: "runtime-uses-saver-entry-points",
       comment:

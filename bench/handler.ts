@@ -16,7 +16,7 @@ import { DynamoDBSaver } from "../src/checkpoint/dynamodb/saver";
 import { InMemorySaver } from "../src/checkpoint/memory";
 import { buildBookingGraph } from "../src/examples/booking";
 import { createHandler, type ApiHandler } from "../src/runtime/handler";
-import type { HttpEvent } from "../src/runtime/http";
+import type { HttpEvent } from "../src/runtime/http/http";
 import { createTestTable } from "../test/support/dynamodb";
 import { LOCAL_CLIENT_CONFIG } from "../test/support/dynamodb-local";
 import { median, writeResults, type BenchContext } from "./context";

@@ -1,6 +1,6 @@
 import { InMemorySaver } from "../src/checkpoint/memory";
 import type { HandlerOptions } from "../src/runtime/handler";
-import type { ThreadRef } from "../src/runtime/run-manager";
+import type { ThreadRef } from "../src/runtime/runs/run-manager";
 
 /**
  * Where the dev server keeps checkpoints: the handler options that select it, and a line for the banner. In

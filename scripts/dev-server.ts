@@ -19,13 +19,13 @@ import { checkJava, startLocalDynamoDB, type LocalDynamoDB } from "../src/dev/dy
 import { devDirectory } from "../src/dev/paths";
 import { startDevServer, type RunningDevServer } from "../src/dev/server";
 import { readRuntimeConfig } from "../src/runtime/config";
-import { loadLangGraphConfig } from "../src/runtime/langgraph-config";
+import { loadLangGraphConfig } from "../src/runtime/graphs/langgraph-config";
 import { createLogger } from "../src/runtime/observability";
 import { recoverRunsPeriodically, type RunRecovery } from "../src/dev/run-recovery";
-import type { ThreadRef } from "../src/runtime/run-manager";
+import type { ThreadRef } from "../src/runtime/runs/run-manager";
 import type { GraphFactory } from "../src/runtime/types";
 import { createHandler, type ApiHandler } from "../src/runtime/handler";
-import type { HttpEvent } from "../src/runtime/http";
+import type { HttpEvent } from "../src/runtime/http/http";
 import type { HandlerContext } from "../src/runtime/types";
 import { InvalidConfigurationError } from "../src/shared/errors";
 import { inMemoryCheckpoints, type DevCheckpoints } from "./dev-checkpoints";

@@ -11,7 +11,7 @@ import { LOCAL_CREDENTIALS } from "../src/dev/dynamodb-local";
 import { InvalidConfigurationError } from "../src/shared/errors";
 import { createTableInput, TABLE_KEYS, THREAD_ATTRIBUTES } from "../src/table/definition";
 import { THREAD_RECORD_SK } from "../src/table/keys";
-import type { ThreadRef } from "../src/runtime/run-manager";
+import type { ThreadRef } from "../src/runtime/runs/run-manager";
 import type { DevCheckpoints } from "./dev-checkpoints";
 
 /*

@@ -6,7 +6,7 @@ import { Apigatewayv2Route } from "@cdktf/provider-aws/lib/apigatewayv2-route";
 import { Apigatewayv2Stage } from "@cdktf/provider-aws/lib/apigatewayv2-stage";
 import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group";
 import { LambdaPermission } from "@cdktf/provider-aws/lib/lambda-permission";
-import { ROUTES, RouteDefinition } from "../../src/runtime/routes";
+import { ROUTES, RouteDefinition } from "../../src/runtime/http/routes";
 import { addBlockIfAny } from "./expressions";
 
 /** Stable construct id of a route (`POST /threads/{thread_id}/runs/wait` -> `route_post_threads_thread_id_runs_wait`). */

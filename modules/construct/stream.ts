@@ -5,7 +5,7 @@ import { LambdaFunctionUrl } from "@cdktf/provider-aws/lib/lambda-function-url";
 import { LambdaPermission } from "@cdktf/provider-aws/lib/lambda-permission";
 import { DYNAMODB_ITEM_ACTIONS } from "../../src/table/iam-actions";
 import { IMAGE_HANDLERS } from "../../src/runtime/environment";
-import { ROUTES } from "../../src/runtime/routes";
+import { ROUTES } from "../../src/runtime/http/routes";
 import { addBlockIfAny, attributeOf, countIf, type Flag } from "./expressions";
 import { createImageFunction } from "./function";
 import type { Context } from "./props";

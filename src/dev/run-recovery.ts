@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { ApiHandler } from "../runtime/handler";
-import type { ThreadRef } from "../runtime/run-manager";
+import type { ThreadRef } from "../runtime/runs/run-manager";
 
 export interface RunRecovery {
   /** Stops the schedule (a sweep under way finishes on its own). */

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ApiHandler } from "../runtime/handler";
 import { InvalidConfigurationError } from "../shared/errors";
-import type { HttpEvent, HttpResult } from "../runtime/http";
+import type { HttpEvent, HttpResult } from "../runtime/http/http";
 import { createBearerVerifier, type DevKeys } from "./auth";
 
 export interface DevServerOptions {

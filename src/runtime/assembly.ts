@@ -10,23 +10,23 @@ import type { RunStore } from "../shared/runs";
 import type { ThreadStore } from "../shared/threads";
 import { BoundedInMemoryStore } from "../store/bounded-in-memory-store";
 import { TenantStore } from "../store/tenant-store";
-import { AssistantDirectory } from "./assistant-directory";
+import { AssistantDirectory } from "./http/assistant-directory";
 import { readRuntimeConfig, type AssistantDefaults, type RuntimeConfig } from "./config";
 import { LANGGRAPH_ENVIRONMENT } from "./environment";
-import { InProcessDispatcher } from "./dispatchers";
-import { RunEngine, type TenantSaver } from "./engine";
-import { GraphRegistry } from "./graph-registry";
-import { InMemoryAssistantStore } from "./in-memory-assistant-store";
-import { InMemoryRunEventStore } from "./in-memory-run-event-store";
-import { InMemoryRunStore } from "./in-memory-run-store";
-import { InMemoryThreadStore } from "./in-memory-thread-store";
+import { InProcessDispatcher } from "./runs/dispatchers";
+import { RunEngine, type TenantSaver } from "./graphs/engine";
+import { GraphRegistry } from "./graphs/graph-registry";
+import { InMemoryAssistantStore } from "./graphs/in-memory-assistant-store";
+import { InMemoryRunEventStore } from "./runs/in-memory-run-event-store";
+import { InMemoryRunStore } from "./runs/in-memory-run-store";
+import { InMemoryThreadStore } from "./runs/in-memory-thread-store";
 import { createLogger, RunMetrics, stdoutSink, type MetricsSink } from "./observability";
-import { RunEventLog } from "./run-event-log";
-import { RunManager, type RunDispatcher } from "./run-manager";
-import { RequestScope } from "./scoped-checkpointer";
+import { RunEventLog } from "./runs/run-event-log";
+import { RunManager, type RunDispatcher } from "./runs/run-manager";
+import { RequestScope } from "./graphs/scoped-checkpointer";
 import type { TableBacking } from "./table-backing";
 import type { AnySaver, CheckpointerOption, GraphFactory, StoreOption } from "./types";
-import { AllowListWebhookSender, type WebhookSender } from "./webhooks";
+import { AllowListWebhookSender, type WebhookSender } from "./runs/webhooks";
 
 /** A leg run in this process has a worker function's longest timeout, less a minute. */
 const IN_PROCESS_LEG_MS = 14 * 60 * 1000;
@@ -423,7 +423,8 @@ function loadOnDemand() {
   /* eslint-disable @typescript-eslint/no-require-imports -- on-demand loading, see above */
   return {
     tableBacking: (): typeof import("./table-backing") => require("./table-backing"),
-    lambdaDispatcher: (): typeof import("./lambda-dispatcher") => require("./lambda-dispatcher"),
+    lambdaDispatcher: (): typeof import("./runs/lambda-dispatcher") =>
+      require("./runs/lambda-dispatcher"),
   };
   /* eslint-enable @typescript-eslint/no-require-imports */
 }

@@ -3,8 +3,8 @@ import { InvalidConfigurationError } from "../shared/errors";
 import type { HandlerOptions } from "./assembly";
 import { readRuntimeConfig } from "./config";
 import { createHandler } from "./handler";
-import type { HttpEvent, HttpResult } from "./http";
-import { createJwtVerifier, type JwtVerifierOptions } from "./jwt-verifier";
+import type { HttpEvent, HttpResult } from "./http/http";
+import { createJwtVerifier, type JwtVerifierOptions } from "./http/jwt-verifier";
 import type { HandlerContext } from "./types";
 
 /** What Lambda's response streaming hands a handler: a writable stream, ended once the response is complete. */

@@ -10,17 +10,17 @@ import {
   parseBody,
   type HttpEvent,
   type HttpResult,
-} from "./http";
-import type { RequestLogFields, RouteContext, RouteHandler } from "./route-context";
-import { ROUTES, type ApiFace } from "./routes";
-import { ASSISTANT_HANDLERS } from "./assistants-face";
-import { META_HANDLERS } from "./meta-face";
-import { RUN_STREAM_HANDLERS } from "./run-streams-face";
-import { RUN_HANDLERS } from "./runs-face";
-import { SIMPLE_HANDLERS } from "./simple-face";
-import { STORE_HANDLERS } from "./store-face";
-import { THREAD_HANDLERS } from "./threads-face";
-import type { ThreadRef } from "./run-manager";
+} from "./http/http";
+import type { RequestLogFields, RouteContext, RouteHandler } from "./http/route-context";
+import { ROUTES, type ApiFace } from "./http/routes";
+import { ASSISTANT_HANDLERS } from "./http/assistants-face";
+import { META_HANDLERS } from "./http/meta-face";
+import { RUN_STREAM_HANDLERS } from "./http/run-streams-face";
+import { RUN_HANDLERS } from "./http/runs-face";
+import { SIMPLE_HANDLERS } from "./http/simple-face";
+import { STORE_HANDLERS } from "./http/store-face";
+import { THREAD_HANDLERS } from "./http/threads-face";
+import type { ThreadRef } from "./runs/run-manager";
 import type { HandlerContext } from "./types";
 
 export type { HandlerOptions } from "./assembly";

@@ -6,10 +6,15 @@ export {
   type HandlerOptions,
 } from "./handler";
 export { createWorkerHandler, type WorkerHandler, type WorkerResult } from "./worker";
-export { InProcessDispatcher, RUN_JOB_KIND, parseRunJob, type RunJobEvent } from "./dispatchers";
-export { LambdaDispatcher } from "./lambda-dispatcher";
-export type { RunDispatcher, RunJob } from "./run-manager";
-export { InMemoryRunStore } from "./in-memory-run-store";
+export {
+  InProcessDispatcher,
+  RUN_JOB_KIND,
+  parseRunJob,
+  type RunJobEvent,
+} from "./runs/dispatchers";
+export { LambdaDispatcher } from "./runs/lambda-dispatcher";
+export type { RunDispatcher, RunJob } from "./runs/run-manager";
+export { InMemoryRunStore } from "./runs/in-memory-run-store";
 export type { MultitaskStrategy, RunRecord, RunStatus, RunStore } from "../shared/runs";
 export {
   API_GATEWAY_TIMEOUT_MS,
@@ -27,8 +32,11 @@ export type {
   HandlerGraph,
   StoreOption,
 } from "./types";
-export { HttpError, type HttpEvent, type HttpResult } from "./http";
-export { InMemoryThreadStore, type InMemoryThreadStoreOptions } from "./in-memory-thread-store";
+export { HttpError, type HttpEvent, type HttpResult } from "./http/http";
+export {
+  InMemoryThreadStore,
+  type InMemoryThreadStoreOptions,
+} from "./runs/in-memory-thread-store";
 export type { PendingInterrupt, ThreadRecord, ThreadStatus, ThreadStore } from "../shared/threads";
 export type { MetricsSink } from "./observability";
 export { ENVIRONMENT, IMAGE_HANDLERS, LANGGRAPH_ENVIRONMENT } from "./environment";
@@ -38,8 +46,8 @@ export {
   type AssistantDefaults,
   type RuntimeConfig,
 } from "./config";
-export { ERROR_STATUSES, ROUTES, type ApiFace, type RouteDefinition } from "./routes";
-export { loadLangGraphConfig, type LangGraphConfigOptions } from "./langgraph-config";
+export { ERROR_STATUSES, ROUTES, type ApiFace, type RouteDefinition } from "./http/routes";
+export { loadLangGraphConfig, type LangGraphConfigOptions } from "./graphs/langgraph-config";
 export {
   createFunctionUrlHandler,
   type FunctionUrlEvent,

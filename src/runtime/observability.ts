@@ -1,6 +1,6 @@
 import pino, { type Logger } from "pino";
 import { DEFAULT_LOG_LEVEL } from "../shared/defaults";
-import type { RunOutcome } from "./engine";
+import type { RunOutcome } from "./graphs/engine";
 
 /** The container logger. Callers never pass state, inputs, resume values or headers to it. */
 export function createLogger(level: string = DEFAULT_LOG_LEVEL): Logger {

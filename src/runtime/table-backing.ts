@@ -7,7 +7,7 @@ import type { RunStore } from "../shared/runs";
 import type { ThreadStore } from "../shared/threads";
 import { DynamoDBStore } from "../store/dynamodb-store";
 import { TableContext } from "../table/context";
-import type { TenantSaver } from "./engine";
+import type { TenantSaver } from "./graphs/engine";
 
 export interface TableBackingOptions {
   tableName: string;

@@ -1,7 +1,7 @@
 import { InvalidEventError } from "../shared/errors";
 import { assembleRuntime, flushCallbacks, type HandlerOptions } from "./assembly";
-import { parseRunJob, type RunJobEvent } from "./dispatchers";
-import type { RunJob } from "./run-manager";
+import { parseRunJob, type RunJobEvent } from "./runs/dispatchers";
+import type { RunJob } from "./runs/run-manager";
 import type { HandlerContext } from "./types";
 
 /** What the worker function handles: a run job, or an SQS batch of jobs Lambda could not run. */

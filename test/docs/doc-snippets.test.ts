@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ENVIRONMENT, IMAGE_HANDLERS, LANGGRAPH_ENVIRONMENT } from "../../src/runtime/environment";
-import { ERROR_STATUSES, ROUTES } from "../../src/runtime/routes";
+import { ERROR_STATUSES, ROUTES } from "../../src/runtime/http/routes";
 import { localEndpoint } from "../support/dynamodb";
 import { location, readSnippets, type Snippet } from "./markdown";
 import { SnippetRunner, type BlockOutcome } from "./snippet-runner";
@@ -145,7 +145,7 @@ describe("documentation (integration)", () => {
     expect(await runnerOf().typecheck()).toEqual([]);
   }, 120_000);
 
-  it("lists exactly the routes of src/runtime/routes.ts in docs/http-api.md", () => {
+  it("lists exactly the routes of src/runtime/http/routes.ts in docs/http-api.md", () => {
     const text = readFileSync(join(root, "docs/http-api.md"), "utf8");
     const listed = [...text.matchAll(/^\| `(GET|POST|PUT|PATCH|DELETE)` +\| `([^`]+)` +\|/gm)].map(
       (match) => `${match[1]} ${match[2]}`,

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { Client } from "@langchain/langgraph-sdk";
 import { createBearerVerifier, loadDevKeys, signDevToken, type DevKeys } from "../../src/dev/auth";
-import { RUN_JOB_KIND } from "../../src/runtime/dispatchers";
+import { RUN_JOB_KIND } from "../../src/runtime/runs/dispatchers";
 import { IMAGE_HANDLERS } from "../../src/runtime/environment";
 import {
   createLocalClient,

@@ -8,7 +8,7 @@ import {
 } from "../../modules/module-stack";
 import { buildApp, MODULE_DIR, renderModuleFiles } from "../../modules/synth";
 import { routeId } from "../../modules/construct/api";
-import { ROUTES } from "../../src/runtime/routes";
+import { ROUTES } from "../../src/runtime/http/routes";
 import { useScratchOutdir } from "./support/outdir";
 import { expectSecurityBar } from "./support/security-bar";
 import { synthesize } from "./support/synthesized";

@@ -1,5 +1,5 @@
 import { describeWithTerraform, TerraformWorkspace } from "./support/terraform";
-import { ROUTES } from "../../src/runtime/routes";
+import { ROUTES } from "../../src/runtime/http/routes";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
 import { STREAM_HANDLER } from "../../modules/construct/stream";
 

@@ -7,7 +7,7 @@ import {
   StateGraph,
   StateSchema,
 } from "@langchain/langgraph";
-import { systemAssistantId } from "../../src/runtime/assistant-directory";
+import { systemAssistantId } from "../../src/runtime/http/assistant-directory";
 import type { GraphFactory } from "../../src/runtime/types";
 import {
   backendOptions,

@@ -4,7 +4,7 @@ import { threadPartitionKey } from "../../src/table/keys";
 import { DynamoDBSaver } from "../../src/checkpoint/dynamodb/saver";
 import { InMemorySaver } from "../../src/checkpoint/memory";
 import { createHandler, type ApiHandler } from "../../src/runtime/handler";
-import { InMemoryThreadStore } from "../../src/runtime/in-memory-thread-store";
+import { InMemoryThreadStore } from "../../src/runtime/runs/in-memory-thread-store";
 import { TableContext } from "../../src/table/context";
 import type { AnySaver } from "../../src/runtime/types";
 import { apiEvent, createTable, quietLogger, type Backend, type TableHandle } from "./support";

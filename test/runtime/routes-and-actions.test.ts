@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import ts from "typescript";
 import { DYNAMODB_CLEANER_ACTIONS, DYNAMODB_ITEM_ACTIONS } from "../../src/table/iam-actions";
 import { ROUTE_HANDLERS } from "../../src/runtime/handler";
-import { ROUTES } from "../../src/runtime/routes";
+import { ROUTES } from "../../src/runtime/http/routes";
 
 function sourceFiles(directory: string): string[] {
   return readdirSync(directory).flatMap((name) => {

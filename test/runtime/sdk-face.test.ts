@@ -1,5 +1,5 @@
 import type { Client } from "@langchain/langgraph-sdk";
-import { systemAssistantId } from "../../src/runtime/assistant-directory";
+import { systemAssistantId } from "../../src/runtime/http/assistant-directory";
 import {
   backendOptions,
   bookingAssistants,

@@ -12,7 +12,7 @@ import { InMemorySaver } from "../../src/checkpoint/memory";
 import { buildPreferencesGraph } from "../../src/examples/preferences";
 import { readRuntimeConfig } from "../../src/runtime/config";
 import { createHandler, type HandlerOptions } from "../../src/runtime/handler";
-import { loadLangGraphConfig } from "../../src/runtime/langgraph-config";
+import { loadLangGraphConfig } from "../../src/runtime/graphs/langgraph-config";
 import type { GraphFactory, GraphFactoryContext } from "../../src/runtime/types";
 import { InvalidConfigurationError } from "../../src/shared/errors";
 import { BoundedInMemoryStore } from "../../src/store/bounded-in-memory-store";

@@ -9,7 +9,7 @@ import { loadDevKeys, signDevToken, type DevKeys } from "../../src/dev/auth";
 import { startDevServer, type RunningDevServer } from "../../src/dev/server";
 import { buildBookingGraph, type BookingStateValues } from "../../src/examples/booking";
 import { createHandler, type ApiHandler, type HandlerOptions } from "../../src/runtime/handler";
-import type { HttpEvent } from "../../src/runtime/http";
+import type { HttpEvent } from "../../src/runtime/http/http";
 import type { GraphFactory } from "../../src/runtime/types";
 import { createLocalClient, createTestTable } from "../support/dynamodb";
 

@@ -5,7 +5,7 @@ import {
 } from "../../../src/table/iam-actions";
 import { TABLE_DEFINITION } from "../../../src/table/definition";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../../src/runtime/environment";
-import { ROUTES } from "../../../src/runtime/routes";
+import { ROUTES } from "../../../src/runtime/http/routes";
 import { SECRET_VALUE_PATTERN, secretLikeNames } from "../../../modules/construct/rules";
 import { SCANNER_EXCEPTIONS } from "../../../modules/construct/scanner-exceptions";
 import { STREAM_HANDLER } from "../../../modules/construct/stream";

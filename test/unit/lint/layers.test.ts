@@ -61,7 +61,7 @@ describe("layers import one way (dependency-cruiser)", () => {
     ],
     [
       "the runtime importing a saver's internals",
-      "src/runtime/engine.ts",
+      "src/runtime/graphs/engine.ts",
       "src/checkpoint/dynamodb/saver.ts",
       "runtime-uses-saver-entry-points",
     ],
@@ -76,6 +76,24 @@ describe("layers import one way (dependency-cruiser)", () => {
       "src/checkpoint/memory/index.ts",
       "src/checkpoint/dynamodb/index.ts",
       "savers-are-independent",
+    ],
+    [
+      "the runtime's graphs importing the run machinery",
+      "src/runtime/graphs/graph-leg.ts",
+      "src/runtime/runs/recent-runs.ts",
+      "runtime-graphs-import-no-runs-or-http",
+    ],
+    [
+      "the run machinery importing an HTTP face",
+      "src/runtime/runs/webhooks.ts",
+      "src/runtime/http/routes.ts",
+      "runtime-runs-import-no-http",
+    ],
+    [
+      "a runtime room importing what composes it",
+      "src/runtime/http/sse.ts",
+      "src/runtime/assembly.ts",
+      "runtime-rooms-import-no-composition",
     ],
     ["an import cycle", "src/table/a.ts", "src/table/b.ts", "no-circular"],
   ] as const;

@@ -1,9 +1,12 @@
 import pino from "pino";
 import { buildBookingGraph } from "../../../src/examples/booking";
-import { AssistantDirectory, systemAssistantId } from "../../../src/runtime/assistant-directory";
+import {
+  AssistantDirectory,
+  systemAssistantId,
+} from "../../../src/runtime/http/assistant-directory";
 import { readAssistantDefaults, readRuntimeConfig } from "../../../src/runtime/config";
 import { LANGGRAPH_ENVIRONMENT } from "../../../src/runtime/environment";
-import { GraphRegistry } from "../../../src/runtime/graph-registry";
+import { GraphRegistry } from "../../../src/runtime/graphs/graph-registry";
 import type { GraphFactory } from "../../../src/runtime/types";
 import { InvalidConfigurationError } from "../../../src/shared/errors";
 

@@ -5,10 +5,10 @@ import {
   SYSTEM_ASSISTANT_NAMESPACE,
   systemAssistantId,
   type AssistantCreateInput,
-} from "../../../src/runtime/assistant-directory";
-import { GraphRegistry } from "../../../src/runtime/graph-registry";
-import { HttpError } from "../../../src/runtime/http";
-import { InMemoryAssistantStore } from "../../../src/runtime/in-memory-assistant-store";
+} from "../../../src/runtime/http/assistant-directory";
+import { GraphRegistry } from "../../../src/runtime/graphs/graph-registry";
+import { HttpError } from "../../../src/runtime/http/http";
+import { InMemoryAssistantStore } from "../../../src/runtime/graphs/in-memory-assistant-store";
 import { MAX_ASSISTANT_BYTES } from "../../../src/shared/assistants";
 import { CheckpointerRequiredError } from "../../../src/shared/errors";
 import type { GraphFactory } from "../../../src/runtime/types";

@@ -1,7 +1,7 @@
 import { MemorySaver, emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { BoundedInMemorySaver } from "../../../src/checkpoint/memory";
-import { RunEngine, type EngineOptions } from "../../../src/runtime/engine";
-import { RequestScope } from "../../../src/runtime/scoped-checkpointer";
+import { RunEngine, type EngineOptions } from "../../../src/runtime/graphs/engine";
+import { RequestScope } from "../../../src/runtime/graphs/scoped-checkpointer";
 import type { AnySaver } from "../../../src/runtime/types";
 import { supportsCheckpointRollback } from "../../../src/shared/checkpoint-rollback";
 import { CheckpointStoreError } from "../../../src/shared/errors";

@@ -3,7 +3,7 @@ import { runInNewContext } from "node:vm";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { InMemorySaver } from "../../../src/checkpoint/memory";
 import { buildBookingGraph } from "../../../src/examples/booking";
-import { runGraphLeg, type GraphLegInput } from "../../../src/runtime/graph-leg";
+import { runGraphLeg, type GraphLegInput } from "../../../src/runtime/graphs/graph-leg";
 import type { HandlerGraph } from "../../../src/runtime/types";
 
 setFlagsFromString("--expose-gc");

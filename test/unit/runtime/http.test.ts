@@ -6,8 +6,8 @@ import {
   matchRoute,
   parseBody,
   type HttpEvent,
-} from "../../../src/runtime/http";
-import { ERROR_STATUSES, ROUTES, type ApiFace } from "../../../src/runtime/routes";
+} from "../../../src/runtime/http/http";
+import { ERROR_STATUSES, ROUTES, type ApiFace } from "../../../src/runtime/http/routes";
 import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_DEPTH } from "../../../src/shared/defaults";
 import {
   AssistantMismatchError,

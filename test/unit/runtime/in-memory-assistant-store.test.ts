@@ -1,4 +1,4 @@
-import { InMemoryAssistantStore } from "../../../src/runtime/in-memory-assistant-store";
+import { InMemoryAssistantStore } from "../../../src/runtime/graphs/in-memory-assistant-store";
 import { describeAssistantStoreContract } from "./assistant-store-contract";
 
 describeAssistantStoreContract("InMemoryAssistantStore", () => new InMemoryAssistantStore());

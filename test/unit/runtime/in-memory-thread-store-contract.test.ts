@@ -1,4 +1,4 @@
-import { InMemoryThreadStore } from "../../../src/runtime/in-memory-thread-store";
+import { InMemoryThreadStore } from "../../../src/runtime/runs/in-memory-thread-store";
 import { describeThreadStoreContract } from "../../support/thread-store-contract";
 
 // The model-based test runs 300 schedules of at most 40 steps each here (about 1.5 s on a store that follows

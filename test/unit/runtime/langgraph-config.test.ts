@@ -7,8 +7,8 @@ import { buildSync } from "esbuild";
 import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import pino, { type Logger } from "pino";
-import { loadLangGraphConfig } from "../../../src/runtime/langgraph-config";
-import { RequestScope } from "../../../src/runtime/scoped-checkpointer";
+import { loadLangGraphConfig } from "../../../src/runtime/graphs/langgraph-config";
+import { RequestScope } from "../../../src/runtime/graphs/scoped-checkpointer";
 import type { GraphFactory } from "../../../src/runtime/types";
 import { InvalidConfigurationError } from "../../../src/shared/errors";
 
@@ -412,7 +412,7 @@ describe("loadLangGraphConfig with Node's import() (a child Node process)", () =
     temporaryDirs.push(dir);
     loaderBundle = join(dir, "langgraph-config.mjs");
     buildSync({
-      entryPoints: [join(__dirname, "../../../src/runtime/langgraph-config.ts")],
+      entryPoints: [join(__dirname, "../../../src/runtime/graphs/langgraph-config.ts")],
       bundle: true,
       platform: "node",
       format: "esm",

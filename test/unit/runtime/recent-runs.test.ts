@@ -1,4 +1,4 @@
-import { endedRun, RecentRuns, type EndedRun } from "../../../src/runtime/recent-runs";
+import { endedRun, RecentRuns, type EndedRun } from "../../../src/runtime/runs/recent-runs";
 import type { RunRecord } from "../../../src/shared/runs";
 
 function run(runId: string): EndedRun {

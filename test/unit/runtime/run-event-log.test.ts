@@ -1,7 +1,7 @@
 import pino from "pino";
 import type { RunEvent } from "../../../src/shared/run-events";
-import { InMemoryRunEventStore } from "../../../src/runtime/in-memory-run-event-store";
-import { RunEventLog } from "../../../src/runtime/run-event-log";
+import { InMemoryRunEventStore } from "../../../src/runtime/runs/in-memory-run-event-store";
+import { RunEventLog } from "../../../src/runtime/runs/run-event-log";
 
 const RUN = { tenantId: "tenant", threadId: "thread", runId: "run" };
 

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { MemorySaver, type BaseStore } from "@langchain/langgraph-checkpoint";
 import { Annotation, END, START, StateGraph, getStore } from "@langchain/langgraph";
 import pino from "pino";
-import { loadLangGraphConfig } from "../../../src/runtime/langgraph-config";
-import { RequestScope } from "../../../src/runtime/scoped-checkpointer";
+import { loadLangGraphConfig } from "../../../src/runtime/graphs/langgraph-config";
+import { RequestScope } from "../../../src/runtime/graphs/scoped-checkpointer";
 import type { GraphFactory } from "../../../src/runtime/types";
 import { BoundedInMemoryStore } from "../../../src/store/bounded-in-memory-store";
 

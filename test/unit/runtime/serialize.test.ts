@@ -3,7 +3,7 @@ import {
   effectiveStatus,
   sdkStatus,
   threadStateJson,
-} from "../../../src/runtime/serialize";
+} from "../../../src/runtime/http/serialize";
 import type { ThreadRecord, ThreadStatus } from "../../../src/shared/threads";
 
 const NOW = 1_700_000_000_000;

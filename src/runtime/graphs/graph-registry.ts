@@ -1,0 +1,79 @@
+import type { Logger } from "pino";
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
+import { assertPathIdentifier } from "../../shared/identifiers";
+import { InvalidConfigurationError } from "../../shared/errors";
+import type { GraphFactory, HandlerGraph } from "../types";
+
+/** Most compiled graphs kept per container (one per assistant and tenant); the oldest is dropped beyond it. */
+const MAX_CACHED_GRAPHS = 256;
+
+/**
+ * The handler's assistants: builds each (assistant, tenant) graph once per container through its factory and
+ * reuses it, so compilation is not paid per request.
+ */
+export class GraphRegistry {
+  private readonly cache = new Map<string, Promise<HandlerGraph>>();
+  readonly assistantIds: string[];
+
+  constructor(
+    private readonly factories: Readonly<Record<string, GraphFactory>>,
+    private readonly checkpointer: BaseCheckpointSaver | undefined,
+    private readonly logger: Logger,
+    /** The graphs' long-term store (the request scope's); none by default. */
+    private readonly store?: BaseStore,
+  ) {
+    this.assistantIds = Object.keys(factories);
+    if (this.assistantIds.length === 0) {
+      throw new InvalidConfigurationError("assistants", "expected at least one graph, got none");
+    }
+    for (const id of this.assistantIds) {
+      assertPathIdentifier("assistant id", id);
+      if (typeof factories[id] !== "function") {
+        throw new InvalidConfigurationError(
+          `assistants.${id}`,
+          `expected a GraphFactory function, got ${typeof factories[id]}`,
+        );
+      }
+    }
+  }
+
+  has(assistantId: string): boolean {
+    return Object.prototype.hasOwnProperty.call(this.factories, assistantId);
+  }
+
+  /** The assistant used when a request names none: `agent`, else the only one. */
+  get defaultAssistantId(): string | undefined {
+    if (this.has("agent")) return "agent";
+    return this.assistantIds.length === 1 ? this.assistantIds[0] : undefined;
+  }
+
+  get(assistantId: string, tenantId: string): Promise<HandlerGraph> {
+    const key = `${assistantId}\u0000${tenantId}`;
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    if (!this.has(assistantId)) {
+      // Callers resolve assistants to registered graphs first: reaching here is a bug, not bad input.
+      return Promise.reject(
+        new RangeError(`No graph is registered as ${JSON.stringify(assistantId)}`),
+      );
+    }
+    const factory = this.factories[assistantId]!;
+    const built = Promise.resolve().then(() =>
+      factory({
+        checkpointer: this.checkpointer,
+        store: this.store,
+        tenantId,
+        assistantId,
+        logger: this.logger.child({ tenant: tenantId, assistant: assistantId }),
+      }),
+    );
+    // A failed build is not cached: the next request tries again.
+    built.catch(() => this.cache.delete(key));
+    this.cache.set(key, built);
+    if (this.cache.size > MAX_CACHED_GRAPHS) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    return built;
+  }
+}

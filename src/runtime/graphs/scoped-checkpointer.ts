@@ -1,0 +1,173 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  BaseCheckpointSaver,
+  type BaseStore,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  type PendingWrite,
+  type SerializerProtocol,
+} from "@langchain/langgraph-checkpoint";
+import {
+  supportsCheckpointRollback,
+  type CheckpointRollback,
+} from "../../shared/checkpoint-rollback";
+import { CheckpointStoreError, MemoryTableError } from "../../shared/errors";
+import { ScopedStore } from "./scoped-store";
+import type { AnySaver } from "../types";
+
+/**
+ * The saver and the long-term store of the work in progress (both the caller's tenant's), and metadata its runs
+ * add to every checkpoint they write.
+ */
+interface SaverScope {
+  saver: AnySaver | undefined;
+  /** The tenant's store, built on first use (most requests never touch it). */
+  store: (() => BaseStore | undefined) | undefined;
+  checkpointMetadata?: Record<string, unknown>;
+}
+
+/** What a piece of work runs with besides its saver. */
+export interface ScopeExtras {
+  /** The tenant's long-term store behind {@link RequestScope.store}, resolved when a graph first uses it. */
+  store?: () => BaseStore | undefined;
+  /** Added to every checkpoint the work writes (LangGraph's own metadata wins on a clash). */
+  checkpointMetadata?: Record<string, unknown>;
+}
+
+/**
+ * A checkpointer that forwards every call to the saver of the request in progress. Graphs are compiled once
+ * per container with it, while each request still gets its own saver (bound to its tenant). Methods are
+ * forwarded explicitly (not through a Proxy): LangGraph calls them many times per step. A run's metadata (its
+ * id, assistant, graph and the client's metadata) is added to each checkpoint it writes, so history can be
+ * filtered by it.
+ */
+class ScopedCheckpointer
+  extends BaseCheckpointSaver<string | number>
+  implements CheckpointRollback
+{
+  constructor(private readonly storage: AsyncLocalStorage<SaverScope>) {
+    super();
+    // The base constructor stores `serde` as an own property; the current saver's serializer must win.
+    Object.defineProperty(this, "serde", {
+      get: (): SerializerProtocol => this.current().serde,
+      configurable: true,
+    });
+  }
+
+  private current(): AnySaver {
+    return this.scope().saver;
+  }
+
+  private scope(): SaverScope & { saver: AnySaver } {
+    const scope = this.storage.getStore();
+    if (!scope?.saver) {
+      throw new MemoryTableError(
+        "The handler's checkpointer was used outside a request: use it only while the graph runs",
+      );
+    }
+    return scope as SaverScope & { saver: AnySaver };
+  }
+
+  override get(config: RunnableConfig): Promise<Checkpoint | undefined> {
+    return this.current().get(config);
+  }
+
+  override getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    return this.current().getTuple(config);
+  }
+
+  override list(
+    config: RunnableConfig,
+    options?: CheckpointListOptions,
+  ): AsyncGenerator<CheckpointTuple> {
+    return this.current().list(config, options);
+  }
+
+  override put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    const { saver, checkpointMetadata } = this.scope();
+    const stamped = checkpointMetadata ? { ...checkpointMetadata, ...metadata } : metadata;
+    return saver.put(config, checkpoint, stamped, newVersions);
+  }
+
+  override putWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+    taskPath?: string,
+  ): Promise<void> {
+    return this.current().putWrites(config, writes, taskId, taskPath);
+  }
+
+  override deleteThread(threadId: string): Promise<void> {
+    return this.current().deleteThread(threadId);
+  }
+
+  /** Forwards a rollback; the request's saver must have the capability (both Memory Table savers do). */
+  deleteCheckpointsAfter(threadId: string, checkpointId: string | undefined): Promise<void> {
+    const saver = this.current();
+    if (!supportsCheckpointRollback(saver)) {
+      return Promise.reject(
+        new CheckpointStoreError(
+          "Invalid checkpointer: expected a saver with deleteCheckpointsAfter (rollback), got one without",
+        ),
+      );
+    }
+    return saver.deleteCheckpointsAfter(threadId, checkpointId);
+  }
+
+  override getDeltaChannelHistory(
+    options: Parameters<BaseCheckpointSaver["getDeltaChannelHistory"]>[0],
+  ): ReturnType<BaseCheckpointSaver["getDeltaChannelHistory"]> {
+    return this.current().getDeltaChannelHistory(options);
+  }
+
+  override getNextVersion(current: string | number | undefined): string | number {
+    return this.current().getNextVersion(current);
+  }
+}
+
+/**
+ * Binds the graphs' shared checkpointer and store to one request's saver and tenant store for the duration of a
+ * piece of work: one scope sets both, so a graph never sees one tenant's checkpoints with another's memories.
+ */
+export class RequestScope {
+  private readonly storage = new AsyncLocalStorage<SaverScope>();
+  readonly checkpointer = new ScopedCheckpointer(this.storage) as unknown as BaseCheckpointSaver &
+    CheckpointRollback;
+  readonly store: BaseStore = new ScopedStore(() => this.currentStore());
+
+  /**
+   * Runs `work` with `saver` as the target of {@link checkpointer} and `extras.store` as the target of
+   * {@link store}; `extras.checkpointMetadata` is added to every checkpoint it writes.
+   */
+  run<T>(
+    saver: AnySaver | undefined,
+    work: () => Promise<T>,
+    extras: ScopeExtras = {},
+  ): Promise<T> {
+    let resolved: { store: BaseStore | undefined } | undefined;
+    const source = extras.store;
+    // Resolved once per piece of work: every call of a run reaches the same store instance.
+    const store = source && (() => (resolved ??= { store: source() }).store);
+    return this.storage.run({ saver, store, checkpointMetadata: extras.checkpointMetadata }, work);
+  }
+
+  private currentStore(): BaseStore {
+    const store = this.storage.getStore()?.store?.();
+    if (!store) {
+      throw new MemoryTableError(
+        "The handler's store was used outside a request: use it only while the graph runs",
+      );
+    }
+    return store;
+  }
+}

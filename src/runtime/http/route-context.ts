@@ -1,0 +1,145 @@
+import type { Logger } from "pino";
+import { InvalidIdentifierError } from "../../shared/errors";
+import type { AssistantDirectory } from "./assistant-directory";
+import { assertPathIdentifier } from "../../shared/identifiers";
+import type { RunEngine, RunOutcome } from "../graphs/engine";
+import type { GraphRegistry } from "../graphs/graph-registry";
+import { describe, describeValue, HttpError, type HttpResult } from "./http";
+import type { RunMetrics } from "../observability";
+import type { RunManager } from "../runs/run-manager";
+import type { WebhookSender } from "../runs/webhooks";
+
+/**
+ * What became of a request's run, for its log line: how the run ended (as the engine names it; `cancelled` for a
+ * run ended by a cancel), or, for a run that goes on after the request, `queued` (created for the background)
+ * or `running` (the request's time, or its client, ran out first). docs/http-api.md lists them.
+ */
+export type RequestOutcome = RunOutcome["kind"] | "cancelled" | "queued" | "running";
+
+/** Fields of the one log line per request; route handlers fill in what they learn. */
+export interface RequestLogFields {
+  thread?: string;
+  assistant?: string;
+  outcome?: RequestOutcome;
+}
+
+/** Everything a route handler gets: validated tenant, path parameters and the parsed body. */
+export interface RouteContext {
+  engine: RunEngine;
+  registry: GraphRegistry;
+  /** System and stored assistants, by assistant or graph id. */
+  assistants: AssistantDirectory;
+  metrics: RunMetrics;
+  /** Background runs; undefined for a handler without a checkpointer. */
+  runs: RunManager | undefined;
+  webhooks: WebhookSender;
+  /** Time a run leaves free before the Lambda deadline. */
+  deadlineMarginMs: number;
+  tenantId: string;
+  params: Record<string, string>;
+  body: Record<string, unknown>;
+  query: Record<string, string | undefined>;
+  /** Request headers, names lowercase (API Gateway and function URLs give them so). */
+  headers: Record<string, string | undefined>;
+  /** Time left before the request's deadline, as of this read: read it where the time is used. */
+  readonly remainingMs: number;
+  log: RequestLogFields;
+  requestId: string;
+  logger: Logger;
+}
+
+export type RouteHandler = (context: RouteContext) => Promise<HttpResult>;
+
+/**
+ * A validated thread id, usable on every route (a URL path segment, a key for every saver); `status` is 400 on
+ * the simple face, 422 on the SDK face (as LangGraph Server).
+ */
+export function threadIdFrom(value: unknown, status: 400 | 422): string {
+  try {
+    return assertPathIdentifier("thread_id", value);
+  } catch (error) {
+    if (error instanceof InvalidIdentifierError) throw new HttpError(status, error.message);
+    throw error;
+  }
+}
+
+/**
+ * A validated run id from a route's path, checked as a thread id is (a run's sort key holds it, and DynamoDB
+ * refuses keys over 1,024 bytes): a bad one throws {@link InvalidIdentifierError}, which answers 422 before
+ * any store is read or written.
+ */
+export function runIdFrom(value: unknown): string {
+  return assertPathIdentifier("run_id", value);
+}
+
+/** The assistant a request names (404 when unknown), or the default one. */
+export function assistantFrom(registry: GraphRegistry, value: unknown, status: 400 | 422): string {
+  if (value === undefined || value === null) {
+    const fallback = registry.defaultAssistantId;
+    if (fallback === undefined) {
+      throw new HttpError(
+        status,
+        `Invalid assistant_id: expected one of ${registry.assistantIds.join(", ")}, got nothing`,
+      );
+    }
+    return fallback;
+  }
+  if (typeof value !== "string") {
+    throw new HttpError(status, `Invalid assistant_id: expected a string, got ${describe(value)}`);
+  }
+  if (!registry.has(value)) throw new HttpError(404, `Assistant not found: ${value}`);
+  return value;
+}
+
+/** Enforces "exactly one of input and resume", with the face's field names. */
+export function exactlyOne(hasInput: boolean, hasResume: boolean, resumeField: string): void {
+  if (hasInput === hasResume) {
+    throw new HttpError(
+      400,
+      `Invalid body: expected exactly one of input and ${resumeField}, got ${hasInput ? "both" : "neither"}`,
+    );
+  }
+}
+
+export function integerField(
+  body: Record<string, unknown>,
+  field: string,
+  fallback: number,
+  min: number,
+  max: number,
+  /** The value may come as a string (a query parameter). */
+  fromString = false,
+): number {
+  const raw = body[field];
+  const value = fromString && typeof raw === "string" && /^-?\d+$/.test(raw) ? Number(raw) : raw;
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw new HttpError(
+      422,
+      `Invalid ${field}: expected an integer from ${min} to ${max}, got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+export function objectField(
+  body: Record<string, unknown>,
+  field: string,
+): Record<string, unknown> | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw new HttpError(422, `Invalid ${field}: expected an object, got ${describe(value)}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** A string field of a body; absent or null: undefined. */
+export function optionalString(body: Record<string, unknown>, field: string): string | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string") {
+    throw new HttpError(422, `Invalid ${field}: expected a string, got ${describe(value)}`);
+  }
+  return value;
+}

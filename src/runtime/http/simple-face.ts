@@ -1,0 +1,84 @@
+import { effectiveStatus } from "./serialize";
+import { json, type HttpResult } from "./http";
+import {
+  assistantFrom,
+  exactlyOne,
+  threadIdFrom,
+  type RouteContext,
+  type RouteHandler,
+} from "./route-context";
+import { deadlineMessage, runAndRecord } from "./run-request";
+import type { PendingInterrupt } from "../../shared/threads";
+
+/**
+ * The simple face: `POST /invoke` starts or resumes a thread,
+ * `GET /threads/{thread_id}/status` reads its status from the thread record.
+ */
+export const invoke: RouteHandler = async (context) => {
+  const { body } = context;
+  const threadId = threadIdFrom(body.thread_id, 400);
+  const hasInput = "input" in body;
+  const hasResume = "resume" in body;
+  exactlyOne(hasInput, hasResume, "resume");
+  const assistantId = assistantFrom(context.registry, body.assistant_id, 400);
+  const outcome = await runAndRecord(context, {
+    threadId,
+    assistantId,
+    kind: hasResume ? "resume" : "start",
+    input: body.input,
+    resume: body.resume,
+    createIfMissing: true,
+    rejectPaused: true,
+  });
+  switch (outcome.kind) {
+    case "paused":
+      return json(202, {
+        status: "PAUSED_FOR_HUMAN",
+        thread_id: threadId,
+        ask: ask(outcome.interrupts),
+        interrupts: outcome.interrupts.map(({ id, value }) => ({ id, value })),
+        next_node: outcome.nextNodes.join(","),
+      });
+    case "completed":
+      return json(200, { status: "COMPLETED", thread_id: threadId, result: outcome.values });
+    case "deadline":
+      return json(202, {
+        status: "STOPPED_EARLY",
+        thread_id: threadId,
+        detail: deadlineMessage(threadId),
+        continue_with: { thread_id: threadId, input: null },
+      });
+    case "failed":
+      // No message, stack or state: the id finds the log line.
+      return json(500, {
+        status: "ERROR",
+        thread_id: threadId,
+        detail: "The graph failed",
+        error_id: outcome.errorId,
+      });
+  }
+};
+
+export const threadStatus: RouteHandler = async (context: RouteContext): Promise<HttpResult> => {
+  const threadId = threadIdFrom(context.params.thread_id, 400);
+  context.log.thread = threadId;
+  const record = await context.engine.requireThread(context.tenantId, threadId);
+  return json(200, {
+    thread_id: threadId,
+    status: effectiveStatus(record, Date.now()) ?? null,
+    next_node: record.nextNodes.join(",") || null,
+    ask: record.status === "PAUSED_FOR_HUMAN" ? ask(record.interrupts) : null,
+    interrupts: record.interrupts.map(({ id, value }) => ({ id, value })),
+    updated_at: new Date(record.updatedAt).toISOString(),
+  });
+};
+
+/** One interrupt: its value; several: the list of values (resume them by id). */
+function ask(interrupts: PendingInterrupt[]): unknown {
+  return interrupts.length === 1 ? interrupts[0]!.value : interrupts.map((item) => item.value);
+}
+
+export const SIMPLE_HANDLERS: Readonly<Record<string, RouteHandler>> = {
+  "POST /invoke": invoke,
+  "GET /threads/{thread_id}/status": threadStatus,
+};
