@@ -1,0 +1,103 @@
+import { FINAL_RUN_STATUSES } from "../../shared/runs";
+import { holderOf, isLeased, stalledRunOf } from "../../shared/run-rules";
+import type { ClaimedRun, ThreadRecord } from "../../shared/threads";
+import { MIN_LEG_MS, sleep, type Machinery, type RunJob, type ThreadRef } from "./machinery";
+import { endRun } from "./settlement";
+
+/**
+ * What a crashed process left behind, found and set going again: a run whose lease lapsed while it ran (its
+ * takeover goes on from its last checkpoint while legs remain, else it ends in error), runs queued behind no
+ * holder, a job Lambda gave up on. Without a new run for the thread: when a run or thread is read, when a job
+ * is retried, and at a dev server's start and on its schedule.
+ */
+
+/**
+ * Starts the work a thread waits for when nothing will do it otherwise; true when it did. So no run stays
+ * `running` or `pending` past its lease and the next sweep or read.
+ */
+export async function recover(
+  m: Machinery,
+  tenantId: string,
+  threadId: string,
+  known?: ThreadRecord,
+): Promise<boolean> {
+  const record = known ?? (await m.options.threads.get(tenantId, threadId));
+  if (!record || !needsRecovery(record, m.now(), m.options.leaseMs)) return false;
+  await m.options.dispatcher.dispatch({ tenantId, threadId });
+  return true;
+}
+
+/** Recovers those of the threads given that need it; says how many. */
+export async function recoverThreads(
+  m: Machinery,
+  threads: AsyncIterable<ThreadRef>,
+): Promise<number> {
+  let recovered = 0;
+  for await (const { tenantId, threadId } of threads) {
+    if (await recover(m, tenantId, threadId)) recovered += 1;
+  }
+  return recovered;
+}
+
+/**
+ * The job again once the lease of a thread that says RUNNING lapsed, when that is within this job's time (a
+ * claim then finds the run stalled, unless its leg renewed the lease meanwhile); undefined otherwise. A job
+ * Lambda retries right after its worker died finds the dead leg's lease still live.
+ */
+export async function watchLease(
+  m: Machinery,
+  job: RunJob,
+  deadline: number,
+): Promise<RunJob | undefined> {
+  const record = await m.options.threads.get(job.tenantId, job.threadId);
+  if (!record || record.status !== "RUNNING" || !isLeased(record, m.now())) return undefined;
+  const lapse = record.leaseExpiresAt! + 1;
+  if (lapse > deadline - MIN_LEG_MS) return undefined;
+  await sleep(lapse - m.now());
+  const after = await m.options.threads.get(job.tenantId, job.threadId);
+  // Renewed meanwhile: its leg is alive and goes on by itself.
+  return after && stalledRunOf(after, m.now()) !== undefined ? job : undefined;
+}
+
+/**
+ * A job Lambda gave up on (its retries failed): the run it was for, when no leg holds it any more, ends in
+ * error and frees its thread, so nothing stays `running` past its lease.
+ */
+export async function recordFailedJob(m: Machinery, job: RunJob): Promise<void> {
+  const record = await m.options.threads.get(job.tenantId, job.threadId);
+  if (!record) return;
+  const runId = job.runId ?? record.leaseOwner ?? record.continuing;
+  if (runId === undefined) return;
+  if (record.leaseOwner === runId && (record.leaseExpiresAt ?? 0) >= m.now()) return;
+  const run = await m.options.runs.getRun(job.tenantId, job.threadId, runId);
+  if (!run || FINAL_RUN_STATUSES.includes(run.status)) return;
+  const claimed: ClaimedRun = { runId, previous: record };
+  await endRun(
+    m,
+    job.tenantId,
+    run,
+    claimed,
+    "error",
+    { status: "ERROR" },
+    {
+      error: {
+        error: "WorkerError",
+        message: "The worker function failed to run this run (Lambda gave up after its retries)",
+      },
+    },
+  );
+  await m.options.dispatcher.dispatch({ tenantId: job.tenantId, threadId: job.threadId });
+}
+
+/**
+ * A stalled run, or runs queued behind no holder for a lease's time (a dispatch already under way claims them
+ * sooner): nobody will start them unless asked.
+ */
+export function needsRecovery(record: ThreadRecord, now: number, leaseMs: number): boolean {
+  if (stalledRunOf(record, now) !== undefined) return true;
+  return (
+    record.runQueue.length > 0 &&
+    holderOf(record, now) === undefined &&
+    now - record.updatedAt >= leaseMs
+  );
+}

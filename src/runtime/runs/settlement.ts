@@ -1,0 +1,285 @@
+import type { CancelAction, RunRecord, RunStatus } from "../../shared/runs";
+import type { ClaimedRun, FinishRunInput, ThreadRecord, ThreadStatus } from "../../shared/threads";
+import type { LegResult } from "../graphs/graph-leg";
+import type { Machinery, RunJob, WorkTime } from "./machinery";
+
+/**
+ * How runs end: a leg's outcome recorded on the run and the thread (released, or handed over to the run's next
+ * leg), a rollback undone, a waiting run dropped, a temporary thread deleted. Every function takes the machinery
+ * the RunManager shares with its parts.
+ */
+
+/** Records how a leg ended, releases or hands over the thread, and says what runs next. */
+export async function settle(
+  m: Machinery,
+  tenantId: string,
+  run: RunRecord,
+  claimed: ClaimedRun,
+  result: LegResult,
+  startCheckpointId: string | undefined,
+  time: WorkTime,
+  /** Events the run has emitted so far (it streams): the next leg numbers its own from here. */
+  eventCount: number | undefined,
+): Promise<RunJob | undefined> {
+  const { outcome } = result;
+  const threadId = run.threadId;
+  const next: RunJob = { tenantId, threadId };
+  switch (outcome.kind) {
+    case "completed":
+      m.endings.keepValues(run.runId, outcome.values);
+      await endRun(m, tenantId, run, claimed, "success", { status: "COMPLETED" });
+      return next;
+    case "paused":
+      m.endings.keepValues(run.runId, {
+        ...outcome.values,
+        __interrupt__: outcome.interrupts.map(({ id, value }) => ({ id, value })),
+      });
+      await endRun(m, tenantId, run, claimed, "success", {
+        status: "PAUSED_FOR_HUMAN",
+        nextNodes: outcome.nextNodes,
+        interrupts: outcome.interrupts,
+      });
+      return next;
+    case "failed":
+      m.options.logger.error(
+        {
+          errorId: outcome.errorId,
+          err: { name: outcome.errorName },
+          tenant: tenantId,
+          thread: threadId,
+          run: run.runId,
+        },
+        "background run failed",
+      );
+      await endRun(
+        m,
+        tenantId,
+        run,
+        claimed,
+        "error",
+        // A graph that could not be built changed nothing: the thread stays as it was.
+        result.notStarted ? restoreOf(claimed.previous) : { status: "ERROR" },
+        {
+          error: {
+            error: outcome.errorName,
+            message: outcome.message,
+            error_id: outcome.errorId,
+          },
+        },
+      );
+      return next;
+    case "cancelled":
+      if (outcome.action === "rollback") {
+        await rollBack(m, tenantId, run, claimed, startCheckpointId);
+        return next;
+      }
+      await endRun(m, tenantId, run, claimed, "interrupted", { status: "COMPLETED" });
+      return next;
+    case "deadline": {
+      const progress = {
+        ...(startCheckpointId !== undefined && run.startCheckpointId === undefined
+          ? { startCheckpointId }
+          : {}),
+        ...(eventCount !== undefined ? { eventCount } : {}),
+      };
+      if (Object.keys(progress).length > 0) {
+        await m.options.runs.updateRun(tenantId, threadId, run.runId, progress, m.now());
+      }
+      // The run goes on in a next leg, from its last checkpoint; the thread stays its own meanwhile. A node the
+      // leg aborted may still run (JavaScript cannot stop it): the lease then stays until this process's end,
+      // so the next leg cannot run that node alongside it.
+      await m.options.threads.finishRun({
+        tenantId,
+        threadId,
+        owner: run.runId,
+        now: m.now(),
+        status: "RUNNING",
+        nextNodes: [],
+        interrupts: [],
+        handOff: true,
+        ...(result.nodesRunning ? { keepLease: true, leaseUntil: time.processDeadline } : {}),
+      });
+      await m.options.dispatcher.dispatch({ tenantId, threadId, runId: run.runId });
+      return undefined;
+    }
+  }
+}
+
+/** Ends a run: its record, the thread's outcome and lease, its waiters, its webhook, a temporary thread. */
+export async function endRun(
+  m: Machinery,
+  tenantId: string,
+  run: RunRecord,
+  claimed: ClaimedRun,
+  status: RunStatus,
+  thread: Partial<Pick<FinishRunInput, "status" | "nextNodes" | "interrupts" | "graphId">>,
+  extra: { error?: RunRecord["error"] } = {},
+): Promise<void> {
+  const ended = await m.options.runs.updateRun(
+    tenantId,
+    run.threadId,
+    run.runId,
+    { status, ...extra },
+    m.now(),
+  );
+  await release(m, tenantId, run.threadId, claimed, {
+    status: thread.status,
+    nextNodes: thread.nextNodes ?? [],
+    interrupts: thread.interrupts ?? [],
+    // A run that never started leaves the thread's graph as it was.
+    ...("graphId" in thread
+      ? thread.graphId !== undefined
+        ? { graphId: thread.graphId }
+        : {}
+      : { graphId: run.graphId }),
+  });
+  const final = ended ?? { ...run, status };
+  m.endings.ended(run.runId, final);
+  if (run.kwargs.webhook) {
+    await m.options.webhooks.send(run.kwargs.webhook, final, m.endings.valuesOf(run.runId));
+  }
+  if (run.kwargs.temporary) await deleteTemporaryThread(m, tenantId, run.threadId);
+}
+
+/** Frees the thread a claimed run holds, with the outcome given. */
+export async function release(
+  m: Machinery,
+  tenantId: string,
+  threadId: string,
+  claimed: ClaimedRun,
+  outcome: Omit<FinishRunInput, "tenantId" | "threadId" | "owner" | "now">,
+): Promise<void> {
+  await m.options.threads.finishRun({
+    tenantId,
+    threadId,
+    owner: claimed.runId,
+    now: m.now(),
+    ...outcome,
+  });
+}
+
+/** A run cancelled after it took the thread but before it started: the thread is given back as it was. */
+export async function endUnstarted(
+  m: Machinery,
+  tenantId: string,
+  run: RunRecord,
+  claimed: ClaimedRun,
+  action: CancelAction,
+): Promise<RunJob> {
+  if (action === "rollback") {
+    // It wrote nothing: the thread is as it was.
+    await rollBack(m, tenantId, run, claimed, undefined);
+  } else {
+    await endRun(m, tenantId, run, claimed, "interrupted", restoreOf(claimed.previous));
+  }
+  return { tenantId, threadId: run.threadId };
+}
+
+/**
+ * Undoes a run (LangGraph Server's rollback): every checkpoint it wrote goes, newest first, while it still
+ * holds the thread; then its record; then the thread is given back as it was before the run. State, history,
+ * copies, state updates and the next run all see the thread as it was. A run that wrote nothing (`wroteFrom`
+ * undefined) only goes. Where the run started is on its record before anything is deleted: a crash midway
+ * leaves the run holding the thread with its cancel mark, so its takeover rolls it back to the same point.
+ */
+export async function rollBack(
+  m: Machinery,
+  tenantId: string,
+  run: RunRecord,
+  claimed: ClaimedRun,
+  /** The thread's latest checkpoint when the run started ("" for none); undefined: the run wrote nothing. */
+  wroteFrom: string | undefined,
+): Promise<void> {
+  if (wroteFrom !== undefined) {
+    if (run.startCheckpointId === undefined) {
+      await m.options.runs.updateRun(
+        tenantId,
+        run.threadId,
+        run.runId,
+        { startCheckpointId: wroteFrom },
+        m.now(),
+      );
+    }
+    await deleteCheckpointsAfter(m, tenantId, run.threadId, wroteFrom || undefined);
+  }
+  await m.options.runs.deleteRun(tenantId, run.threadId, run.runId);
+  await release(m, tenantId, run.threadId, claimed, restoreOf(claimed.previous));
+  m.endings.ended(run.runId);
+}
+
+/** A waiting run that will never start: interrupted, or deleted when rolled back. */
+export async function endQueued(
+  m: Machinery,
+  tenantId: string,
+  threadId: string,
+  runId: string,
+  action: CancelAction,
+): Promise<void> {
+  if (action === "rollback") await m.options.runs.deleteRun(tenantId, threadId, runId);
+  else
+    await m.options.runs.updateRun(tenantId, threadId, runId, { status: "interrupted" }, m.now());
+  m.endings.ended(runId);
+}
+
+/** Drops a deleted thread's runs and their events where they are not items of the thread's own partition. */
+export async function forgetThread(
+  m: Machinery,
+  tenantId: string,
+  threadId: string,
+): Promise<void> {
+  await m.options.runs.forgetThread(tenantId, threadId);
+  await m.options.events.forgetThread(tenantId, threadId);
+}
+
+async function deleteTemporaryThread(
+  m: Machinery,
+  tenantId: string,
+  threadId: string,
+): Promise<void> {
+  try {
+    await m.options.engine.deleteThread(tenantId, threadId, 30_000);
+    await forgetThread(m, tenantId, threadId);
+  } catch (error) {
+    // A run queued meanwhile keeps the thread: it is deleted after that one (if temporary too).
+    m.options.logger.warn(
+      { thread: threadId, err: { name: (error as Error)?.name } },
+      "temporary thread kept",
+    );
+  }
+}
+
+/**
+ * Deletes the thread's checkpoints newer than `checkpointId` (all when undefined), where the saver can (this
+ * project's savers can; a saver of another kind keeps them, and the log says so).
+ */
+async function deleteCheckpointsAfter(
+  m: Machinery,
+  tenantId: string,
+  threadId: string,
+  checkpointId: string | undefined,
+): Promise<void> {
+  const scope = m.options.engine.tenant(tenantId);
+  if (scope.deleteCheckpointsAfter) {
+    await scope.deleteCheckpointsAfter(threadId, checkpointId);
+  } else if (scope.saver) {
+    m.options.logger.warn(
+      { thread: threadId },
+      "rolled-back run's checkpoints kept: the saver cannot delete single checkpoints",
+    );
+  }
+}
+
+/** A release that leaves the thread's outcome as it was before the claim. */
+export function restoreOf(previous: ThreadRecord): {
+  status: ThreadStatus | undefined;
+  nextNodes: string[];
+  interrupts: ThreadRecord["interrupts"];
+  graphId?: string;
+} {
+  return {
+    status: previous.status === "RUNNING" ? "ERROR" : previous.status,
+    nextNodes: previous.nextNodes,
+    interrupts: previous.interrupts,
+    ...(previous.graphId !== undefined ? { graphId: previous.graphId } : {}),
+  };
+}
