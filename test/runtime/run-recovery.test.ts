@@ -118,7 +118,7 @@ describe("stalled runs recovered after their process was killed (dynamodb checkp
       `second:${READ}-queued`,
     ]);
     expect((await get(`/threads/${READ}`)).body.status).toBe("idle");
-  });
+  }, 120_000);
 
   it("recoverRuns alone (no read, no new run) recovers another killed thread; a reject run is then accepted", async () => {
     const threads = async function* () {
@@ -168,7 +168,7 @@ describe("stalled runs recovered after their process was killed (dynamodb checkp
       `first:${SWEPT}-after`,
       `second:${SWEPT}-after`,
     ]);
-  });
+  }, 120_000);
 });
 
 async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number) {
