@@ -113,3 +113,65 @@ export const nestedGraph: GraphFactory = ({ checkpointer }) => {
     .addEdge("after", END)
     .compile({ checkpointer });
 };
+
+const HeldState = Annotation.Root({
+  steps: Annotation<string[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }),
+  label: Annotation<string>(),
+});
+
+/** A latch a test holds a run's `held` node on: it says when the node entered, and lets it go on release. */
+export interface Latch {
+  entered: Promise<void>;
+  release(): void;
+}
+
+/**
+ * Latches by run label: `hold(label)` makes the `held` node of a run whose input `label` is that one wait (until
+ * `release()` or the run's abort signal), so a test decides when a run is mid-way, not a timer.
+ */
+export class Latches {
+  private readonly latches = new Map<
+    string,
+    { entered: Promise<void>; enter(): void; released: Promise<void>; release(): void }
+  >();
+
+  hold(label: string): Latch {
+    let enter: () => void = () => undefined;
+    let release: () => void = () => undefined;
+    const entered = new Promise<void>((resolve) => (enter = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    this.latches.set(label, { entered, enter, released, release });
+    return { entered, release };
+  }
+
+  /** Where a `held` node waits: at once when its label is not held. */
+  async pass(label: string, signal?: AbortSignal): Promise<void> {
+    const latch = this.latches.get(label);
+    if (!latch) return;
+    latch.enter();
+    await new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(new Error("aborted"));
+      signal?.addEventListener("abort", () => reject(new Error("aborted")));
+      void latch.released.then(resolve);
+    });
+  }
+
+  releaseAll(): void {
+    for (const latch of this.latches.values()) latch.release();
+  }
+}
+
+/** `first` then `held` (which waits on the latch of the run's `label`); each appends `<node>:<label>` to `steps`. */
+export function heldGraph(latches: Latches): GraphFactory {
+  return ({ checkpointer }) =>
+    new StateGraph(HeldState)
+      .addNode("first", (state) => ({ steps: [`first:${state.label}`] }))
+      .addNode("held", async (state, config: LangGraphRunnableConfig) => {
+        await latches.pass(state.label, config.signal);
+        return { steps: [`held:${state.label}`] };
+      })
+      .addEdge(START, "first")
+      .addEdge("first", "held")
+      .addEdge("held", END)
+      .compile({ checkpointer });
+}
