@@ -110,6 +110,14 @@ export class RunEngine {
     };
   }
 
+  /**
+   * Refuses the run's later checkpoint writes in this process and waits for those on their way (a rollback
+   * deletes the run's checkpoints next). A no-op without a checkpointer.
+   */
+  async fenceRun(runId: string): Promise<void> {
+    await this.options.scope?.fenceRun(runId);
+  }
+
   store(what: string): ThreadStore {
     if (!this.options.store) throw new CheckpointerRequiredError(what);
     return this.options.store;

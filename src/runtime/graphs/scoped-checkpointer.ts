@@ -49,7 +49,10 @@ class ScopedCheckpointer
   extends BaseCheckpointSaver<string | number>
   implements CheckpointRollback
 {
-  constructor(private readonly storage: AsyncLocalStorage<SaverScope>) {
+  constructor(
+    private readonly storage: AsyncLocalStorage<SaverScope>,
+    private readonly fences: RunFences,
+  ) {
     super();
     // The base constructor stores `serde` as an own property; the current saver's serializer must win.
     Object.defineProperty(this, "serde", {
@@ -95,7 +98,9 @@ class ScopedCheckpointer
   ): Promise<RunnableConfig> {
     const { saver, checkpointMetadata } = this.scope();
     const stamped = checkpointMetadata ? { ...checkpointMetadata, ...metadata } : metadata;
-    return saver.put(config, checkpoint, stamped, newVersions);
+    return this.fences.guard(runIdOf(checkpointMetadata), () =>
+      saver.put(config, checkpoint, stamped, newVersions),
+    );
   }
 
   override putWrites(
@@ -104,7 +109,10 @@ class ScopedCheckpointer
     taskId: string,
     taskPath?: string,
   ): Promise<void> {
-    return this.current().putWrites(config, writes, taskId, taskPath);
+    const { saver, checkpointMetadata } = this.scope();
+    return this.fences.guard(runIdOf(checkpointMetadata), () =>
+      saver.putWrites(config, writes, taskId, taskPath),
+    );
   }
 
   override deleteThread(threadId: string): Promise<void> {
@@ -141,8 +149,11 @@ class ScopedCheckpointer
  */
 export class RequestScope {
   private readonly storage = new AsyncLocalStorage<SaverScope>();
-  readonly checkpointer = new ScopedCheckpointer(this.storage) as unknown as BaseCheckpointSaver &
-    CheckpointRollback;
+  private readonly fences = new RunFences();
+  readonly checkpointer = new ScopedCheckpointer(
+    this.storage,
+    this.fences,
+  ) as unknown as BaseCheckpointSaver & CheckpointRollback;
   readonly store: BaseStore = new ScopedStore(() => this.currentStore());
 
   /**
@@ -161,6 +172,15 @@ export class RequestScope {
     return this.storage.run({ saver, store, checkpointMetadata: extras.checkpointMetadata }, work);
   }
 
+  /**
+   * Refuses every later checkpoint write of a run (it is being rolled back) and resolves once those already on
+   * their way have landed or failed: a node that ignored the run's abort can write nothing after the rollback
+   * deleted the run's checkpoints.
+   */
+  fenceRun(runId: string): Promise<void> {
+    return this.fences.fence(runId);
+  }
+
   private currentStore(): BaseStore {
     const store = this.storage.getStore()?.store?.();
     if (!store) {
@@ -170,4 +190,46 @@ export class RequestScope {
     }
     return store;
   }
+}
+
+// Rolled-back runs remembered per process: their writes come only from nodes still running in this process.
+const MAX_FENCED_RUNS = 10_000;
+
+/** Runs whose checkpoint writes are refused (rolled back), and the writes of each run still on their way. */
+class RunFences {
+  private readonly fenced = new Set<string>();
+  private readonly inFlight = new Map<string, Set<Promise<unknown>>>();
+
+  guard<T>(runId: string | undefined, write: () => Promise<T>): Promise<T> {
+    if (runId === undefined) return write();
+    if (this.fenced.has(runId)) {
+      return Promise.reject(
+        new MemoryTableError(`Run ${runId} was rolled back: its checkpoint writes are refused`),
+      );
+    }
+    const promise = write();
+    const pending = this.inFlight.get(runId) ?? new Set<Promise<unknown>>();
+    this.inFlight.set(runId, pending);
+    pending.add(promise);
+    const done = () => {
+      pending.delete(promise);
+      if (pending.size === 0 && this.inFlight.get(runId) === pending) this.inFlight.delete(runId);
+    };
+    promise.then(done, done);
+    return promise;
+  }
+
+  async fence(runId: string): Promise<void> {
+    this.fenced.add(runId);
+    if (this.fenced.size > MAX_FENCED_RUNS) {
+      const oldest = this.fenced.values().next().value;
+      if (oldest !== undefined) this.fenced.delete(oldest);
+    }
+    await Promise.allSettled([...(this.inFlight.get(runId) ?? [])]);
+  }
+}
+
+function runIdOf(metadata: Record<string, unknown> | undefined): string | undefined {
+  const runId = metadata?.run_id;
+  return typeof runId === "string" ? runId : undefined;
 }

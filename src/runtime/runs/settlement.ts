@@ -70,7 +70,7 @@ export async function settle(
       return next;
     case "cancelled":
       if (outcome.action === "rollback") {
-        await rollBack(m, tenantId, run, claimed, startCheckpointId);
+        await rollBack(m, tenantId, run, claimed);
         return next;
       }
       await endRun(m, tenantId, run, claimed, "interrupted", { status: "COMPLETED" });
@@ -167,8 +167,7 @@ export async function endUnstarted(
   action: CancelAction,
 ): Promise<RunJob> {
   if (action === "rollback") {
-    // It wrote nothing: the thread is as it was.
-    await rollBack(m, tenantId, run, claimed, undefined);
+    await rollBack(m, tenantId, run, claimed);
   } else {
     await endRun(m, tenantId, run, claimed, "interrupted", restoreOf(claimed.previous));
   }
@@ -178,30 +177,21 @@ export async function endUnstarted(
 /**
  * Undoes a run (LangGraph Server's rollback): every checkpoint it wrote goes, newest first, while it still
  * holds the thread; then its record; then the thread is given back as it was before the run. State, history,
- * copies, state updates and the next run all see the thread as it was. A run that wrote nothing (`wroteFrom`
- * undefined) only goes. Where the run started is on its record before anything is deleted: a crash midway
- * leaves the run holding the thread with its cancel mark, so its takeover rolls it back to the same point.
+ * copies, state updates and the next run all see the thread as it was. What the run wrote is read from the
+ * checkpoints themselves (each carries its run's id), not from what its leg saw of them: a leg stopped early
+ * may not have seen a checkpoint its saver stored. A crash midway leaves the run holding the thread with its
+ * cancel mark, so its takeover rolls it back again, from the checkpoints then left.
  */
 export async function rollBack(
   m: Machinery,
   tenantId: string,
   run: RunRecord,
   claimed: ClaimedRun,
-  /** The thread's latest checkpoint when the run started ("" for none); undefined: the run wrote nothing. */
-  wroteFrom: string | undefined,
 ): Promise<void> {
-  if (wroteFrom !== undefined) {
-    if (run.startCheckpointId === undefined) {
-      await m.options.runs.updateRun(
-        tenantId,
-        run.threadId,
-        run.runId,
-        { startCheckpointId: wroteFrom },
-        m.now(),
-      );
-    }
-    await deleteCheckpointsAfter(m, tenantId, run.threadId, wroteFrom || undefined);
-  }
+  // A node that ignored the abort may still be running here: its writes are refused from now on, and those on
+  // their way land before the run's checkpoints are looked for.
+  await m.options.engine.fenceRun(run.runId);
+  await deleteRunCheckpoints(m, tenantId, run);
   await m.options.runs.deleteRun(tenantId, run.threadId, run.runId);
   await release(m, tenantId, run.threadId, claimed, restoreOf(claimed.previous));
   m.endings.ended(run.runId);
@@ -249,21 +239,32 @@ async function deleteTemporaryThread(
 }
 
 /**
- * Deletes the thread's checkpoints newer than `checkpointId` (all when undefined), where the saver can (this
- * project's savers can; a saver of another kind keeps them, and the log says so).
+ * Deletes the checkpoints a run wrote: those newer than the newest root checkpoint of another run (all of the
+ * thread's when every one is the run's), where the saver can (this project's savers can; a saver of another
+ * kind keeps them, and the log says so). Writes the run left on the checkpoint it started from stay, as on
+ * LangGraph Server.
  */
-async function deleteCheckpointsAfter(
-  m: Machinery,
-  tenantId: string,
-  threadId: string,
-  checkpointId: string | undefined,
-): Promise<void> {
+async function deleteRunCheckpoints(m: Machinery, tenantId: string, run: RunRecord): Promise<void> {
   const scope = m.options.engine.tenant(tenantId);
+  if (!scope.saver) return;
+  let wrote = false;
+  let startedFrom: string | undefined;
+  const root = {
+    configurable: { thread_id: scope.saverThreadId(run.threadId), checkpoint_ns: "" },
+  };
+  for await (const tuple of scope.saver.list(root)) {
+    if ((tuple.metadata as { run_id?: unknown } | undefined)?.run_id !== run.runId) {
+      startedFrom = tuple.config.configurable?.checkpoint_id as string | undefined;
+      break;
+    }
+    wrote = true;
+  }
+  if (!wrote) return;
   if (scope.deleteCheckpointsAfter) {
-    await scope.deleteCheckpointsAfter(threadId, checkpointId);
-  } else if (scope.saver) {
+    await scope.deleteCheckpointsAfter(run.threadId, startedFrom);
+  } else {
     m.options.logger.warn(
-      { thread: threadId },
+      { thread: run.threadId },
       "rolled-back run's checkpoints kept: the saver cannot delete single checkpoints",
     );
   }
