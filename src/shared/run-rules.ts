@@ -13,6 +13,7 @@ import type {
   EnqueueRunInput,
   EnqueueRunResult,
   FinishRunInput,
+  FinishRunResult,
   LockThreadInput,
   RenewRunLeaseInput,
   ResumeCheck,
@@ -195,12 +196,17 @@ export function decideCancel(
   return { result: "absent" };
 }
 
-/** Writes a holder's outcome and frees (or hands over) the thread; false when the lease was no longer its own. */
+/**
+ * Writes a holder's outcome and frees (or hands over) the thread; not applied when the lease was no longer its
+ * own. Says whether runs wait in the queue, so the holder knows whether to take the next one.
+ */
 export function decideFinish(
   record: ThreadRecord | undefined,
   event: FinishRunInput,
-): Decision<boolean> {
-  if (!record || record.leaseOwner !== event.owner) return { result: false };
+): Decision<FinishRunResult> {
+  if (!record || record.leaseOwner !== event.owner) {
+    return { result: { applied: false, waiting: false } };
+  }
   const next = copyRecord(record);
   if (event.status === undefined) delete next.status;
   else next.status = event.status;
@@ -209,9 +215,10 @@ export function decideFinish(
   next.updatedAt = event.now;
   if (event.graphId !== undefined) next.graphId = event.graphId;
   if (event.keepLease && event.leaseUntil !== undefined) next.leaseExpiresAt = event.leaseUntil;
+  const result = { applied: true, waiting: next.runQueue.length > 0 };
   if (event.handOff) {
     next.continuing = event.owner;
-    return { next, result: true };
+    return { next, result };
   }
   delete next.continuing;
   delete next.cancelAction;
@@ -219,7 +226,7 @@ export function decideFinish(
     delete next.leaseOwner;
     delete next.leaseExpiresAt;
   }
-  return { next, result: true };
+  return { next, result };
 }
 
 // ------------------------------------------------------------------ direct runs and locks

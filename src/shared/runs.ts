@@ -108,7 +108,11 @@ export type RunChanges = Partial<
  * runs.
  */
 export interface RunStore {
-  putRun(tenantId: string, run: RunRecord): Promise<void>;
+  /**
+   * Stores a new run. `createThread: false` (a run of an existing thread) throws ThreadNotFoundError when the
+   * thread is missing, and stores nothing: a run record never creates the thread it belongs to.
+   */
+  putRun(tenantId: string, run: RunRecord, options?: { createThread?: boolean }): Promise<void>;
   getRun(tenantId: string, threadId: string, runId: string): Promise<RunRecord | undefined>;
   /** Newest first. */
   listRuns(input: ListRunsInput): Promise<RunRecord[]>;

@@ -178,7 +178,7 @@ export interface ThreadStore {
   /** Asks a run to stop: removed from the queue when waiting, marked when holding the thread. */
   cancelRun(input: CancelRunInput): Promise<"running" | "queued" | "absent">;
   /** Ends a run's lease (a release, a hand-off to its next leg, or a rollback). False when it was not held. */
-  finishRun(input: FinishRunInput): Promise<boolean>;
+  finishRun(input: FinishRunInput): Promise<FinishRunResult>;
 }
 
 export interface EnqueueRunInput {
@@ -255,6 +255,14 @@ export interface CancelRunInput {
   threadId: string;
   runId: string;
   action: CancelAction;
+}
+
+/** What a finish did: whether the lease was still the caller's, and whether runs wait in the queue now. */
+export interface FinishRunResult {
+  /** False when the lease was no longer the caller's: nothing was written. */
+  applied: boolean;
+  /** Runs wait for the thread after this finish: whoever finished takes the next (none: nothing to do). */
+  waiting: boolean;
 }
 
 /** How a run's lease ends, beyond ReleaseLeaseInput: a hand-off to the next leg. */

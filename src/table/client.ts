@@ -13,7 +13,8 @@ import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { TableRequestError } from "../shared/errors";
 import { TABLE_KEYS } from "./definition";
 import { projection, type UpdateParameters } from "./expressions";
-import { backoffDelay, MAX_ATTEMPTS, sleep, withThrottlingRetry } from "./retry";
+import { sleep } from "../shared/sleep";
+import { backoffDelay, MAX_ATTEMPTS, withThrottlingRetry } from "./retry";
 
 // Items are plain objects of the document client; each repository types the kinds it reads.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,3 +1,4 @@
+import { sleep } from "../shared/sleep";
 /**
  * Backoff for requests DynamoDB refuses for now: throttling errors and unprocessed batch entries are retried
  * with capped exponential backoff and full jitter; only a persistent refusal reaches the caller.
@@ -20,8 +21,6 @@ export function isThrottlingError(error: unknown): boolean {
 export function backoffDelay(attempt: number): number {
   return Math.random() * Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** attempt);
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs `operation`, retrying throttling errors with backoff. */
 export async function withThrottlingRetry<T>(operation: () => Promise<T>): Promise<T> {

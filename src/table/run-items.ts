@@ -1,3 +1,4 @@
+import { ThreadNotFoundError } from "../shared/errors";
 import {
   isRunStatus,
   type ListRunsInput,
@@ -31,9 +32,18 @@ export class RunItems implements RunStore {
     private readonly threads: ThreadRecords,
   ) {}
 
-  async putRun(tenantId: string, run: RunRecord): Promise<void> {
-    // The thread's life (its record exists or is created here) gives the generation the run belongs to.
-    const life = await this.threads.ensureWritable(tenantId, run.threadId);
+  async putRun(
+    tenantId: string,
+    run: RunRecord,
+    options: { createThread?: boolean } = {},
+  ): Promise<void> {
+    // The thread's life gives the generation the run belongs to: created here when the run may create its
+    // thread, else read (this container usually knows it already: no request).
+    const life =
+      options.createThread === false
+        ? await this.threads.readLife(tenantId, run.threadId)
+        : await this.threads.ensureWritable(tenantId, run.threadId);
+    if (!life) throw new ThreadNotFoundError(run.threadId);
     const body: RunBody = { kwargs: run.kwargs, metadata: run.metadata };
     if (run.error) body.error = run.error;
     const item: Item = {

@@ -5,6 +5,7 @@ import {
   ThreadNotFoundError,
 } from "../shared/errors";
 import * as rules from "../shared/run-rules";
+import { sleep } from "../shared/sleep";
 import {
   INBOX_STATUSES,
   type AcquireLeaseInput,
@@ -15,6 +16,7 @@ import {
   type EnqueueRunInput,
   type EnqueueRunResult,
   type FinishRunInput,
+  type FinishRunResult,
   type LockThreadInput,
   type ReleaseLeaseInput,
   type RenewRunLeaseInput,
@@ -216,15 +218,16 @@ export class ThreadRecords implements ThreadStore {
       input.threadId,
       input.now,
       (record) => rules.decideAcquire(record, input),
-      { renewLife: true, expired: "throw" },
+      // A direct run that may create its thread usually starts a new one: one write, no read, when it does.
+      { renewLife: true, expired: "throw", guessAbsent: input.mode === "start-or-create" },
     );
   }
 
-  releaseLease(input: ReleaseLeaseInput): Promise<boolean> {
-    return this.finishRun(input);
+  async releaseLease(input: ReleaseLeaseInput): Promise<boolean> {
+    return (await this.finishRun(input)).applied;
   }
 
-  finishRun(input: FinishRunInput): Promise<boolean> {
+  finishRun(input: FinishRunInput): Promise<FinishRunResult> {
     return this.apply(input.tenantId, input.threadId, input.now, (record) =>
       rules.decideFinish(record, input),
     );
@@ -394,12 +397,20 @@ export class ThreadRecords implements ThreadStore {
     threadId: string,
     now: number,
     rule: (record: ThreadRecord | undefined) => rules.Decision<Result>,
-    options: { renewLife?: boolean; expired?: "throw" } = {},
+    options: {
+      renewLife?: boolean;
+      expired?: "throw";
+      /** A record this container has not seen is first taken to be absent (a refused write says otherwise). */
+      guessAbsent?: boolean;
+    } = {},
   ): Promise<Result> {
     const pk = threadPartitionKey(tenantId, threadId);
     let item = this.lastSeen(pk);
-    let fresh = item === undefined;
-    if (fresh) item = await this.table.get(recordKey(pk));
+    let fresh = false;
+    if (item === undefined && !options.guessAbsent) {
+      item = await this.table.get(recordKey(pk));
+      fresh = true;
+    }
     for (let attempt = 0; ; attempt++) {
       const live = item && !isExpired(item[A.ttl], now) ? item : undefined;
       if (item && !live && options.expired === "throw") {
@@ -641,5 +652,5 @@ function setOrRemove(placeholder: string, attribute: string, value: unknown): Up
 /** A random pause that grows with the attempts (full jitter, 5 ms doubling up to 250 ms). */
 function contentionPause(attempt: number): Promise<void> {
   const ceiling = Math.min(250, 5 * 2 ** Math.min(attempt, 6));
-  return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
+  return sleep(Math.random() * ceiling);
 }

@@ -35,6 +35,11 @@ export interface ResumeCheck {
 export type SpecEnqueueRunInput = EnqueueRunInput & { resume?: ResumeCheck };
 /** What the rulebook adds to a head claim's outcomes: the thread waits on a run that stopped renewing. */
 export type SpecClaimRunOutcome = ClaimRunOutcome | { kind: "stalled"; runId: string };
+/** What a finish did: applied (the lease was the caller's), and whether runs wait in the queue after it. */
+export interface SpecFinishResult {
+  applied: boolean;
+  waiting: boolean;
+}
 
 export interface ThreadStoreContractOptions {
   /** Schedules the model-based test runs. */
@@ -230,9 +235,9 @@ export const model = {
     return { record: before, outcome: { value: "absent" } };
   },
 
-  finish(before: ModelRecord | undefined, input: FinishCall): Step<boolean> {
+  finish(before: ModelRecord | undefined, input: FinishCall): Step<SpecFinishResult> {
     if (before?.leaseOwner === undefined || before.leaseOwner !== input.owner) {
-      return { record: before, outcome: { value: false } };
+      return { record: before, outcome: { value: { applied: false, waiting: false } } };
     }
     const r = clone(before);
     if (input.status === undefined) delete r.status;
@@ -241,9 +246,11 @@ export const model = {
     r.interrupts = input.interrupts.map((item) => ({ ...item }));
     if (input.graphId !== undefined) r.graphId = input.graphId;
     if (input.keepLease && input.leaseUntil !== undefined) r.leaseExpiresAt = input.leaseUntil;
+    // Runs waiting after the finish: the one who finished takes the next.
+    const value = { applied: true, waiting: r.runQueue.length > 0 };
     if (input.handOff) {
       r.continuing = input.owner;
-      return { record: r, outcome: { value: true } };
+      return { record: r, outcome: { value } };
     }
     delete r.continuing;
     delete r.cancelAction;
@@ -251,7 +258,7 @@ export const model = {
       delete r.leaseOwner;
       delete r.leaseExpiresAt;
     }
-    return { record: r, outcome: { value: true } };
+    return { record: r, outcome: { value } };
   },
 
   acquire(
@@ -922,9 +929,12 @@ export function describeThreadStoreContract(
       it("refuses a run that does not hold the lease, writing nothing", async () => {
         const threadId = await heldThread();
         const before = await read(threadId);
-        expect(await finish(threadId, "b", T + 1)).toBe(false);
+        expect(await finish(threadId, "b", T + 1)).toEqual({ applied: false, waiting: false });
         expect(await read(threadId)).toEqual(before);
-        expect(await finish(freshThread(), "a", T + 1)).toBe(false);
+        expect(await finish(freshThread(), "a", T + 1)).toEqual({
+          applied: false,
+          waiting: false,
+        });
       });
 
       it("writes the outcome and frees the thread", async () => {
@@ -937,7 +947,7 @@ export function describeThreadStoreContract(
             interrupts: [{ id: "i1", value: { q: 1 } }],
             graphId: "g2",
           }),
-        ).toBe(true);
+        ).toMatchObject({ applied: true });
         expect(await read(threadId)).toEqual({
           status: "PAUSED_FOR_HUMAN",
           runQueue: [],
@@ -951,7 +961,9 @@ export function describeThreadStoreContract(
         const threadId = await pausedThread();
         await enqueue(threadId, { runId: "b", now: T + 2 });
         await claim(threadId, T + 2, T + 10);
-        expect(await finish(threadId, "b", T + 3, { status: undefined })).toBe(true);
+        expect(await finish(threadId, "b", T + 3, { status: undefined })).toMatchObject({
+          applied: true,
+        });
         expect(await read(threadId)).toEqual({
           runQueue: [],
           nextNodes: [],
@@ -970,7 +982,7 @@ export function describeThreadStoreContract(
             keepLease: true,
             leaseUntil: T + 20,
           }),
-        ).toBe(true);
+        ).toMatchObject({ applied: true });
         expect(await read(threadId)).toEqual({
           status: "RUNNING",
           leaseOwner: "a",
@@ -993,7 +1005,7 @@ export function describeThreadStoreContract(
             keepLease: true,
             leaseUntil: T + 40,
           }),
-        ).toBe(true);
+        ).toMatchObject({ applied: true });
         expect(await read(threadId)).toEqual({
           status: "ERROR",
           leaseOwner: "a",
@@ -1223,8 +1235,9 @@ async function runSchedule(
         const outcome = await outcomeOf(() => store.finishRun({ ...base, ...input }));
         // A finished run holds nothing any more (a kept lease only fences off a node it aborted); a run handing
         // off keeps the thread, until a new expiry when it gives one.
-        if (!("value" in outcome) || !outcome.value || !input.handOff) believers.delete(owner);
-        else if (input.leaseUntil !== undefined) believers.set(owner, input.leaseUntil);
+        if (!("value" in outcome) || !outcome.value.applied || !input.handOff) {
+          believers.delete(owner);
+        } else if (input.leaseUntil !== undefined) believers.set(owner, input.leaseUntil);
         expected = step;
         actual = outcome;
         expectedOutcome = step.outcome;

@@ -51,6 +51,7 @@ async function createAndFollow(context: RouteContext, threadId: string, stateles
           streamedHere: true,
         },
         false,
+        run,
       )
       .catch((error: unknown) => {
         context.logger.error(

@@ -152,6 +152,7 @@ export const joinRun: RouteHandler = async (context) => {
     run.threadId,
     run.runId,
     budgetOf(context),
+    run,
   );
   if (!joined) throw new HttpError(404, `Run ${run.runId} not found`);
   if (!joined.done) {
@@ -317,7 +318,7 @@ async function waitForRun(
   if (startsNow) {
     // This request runs the run's first leg itself; what is left over goes to the dispatcher.
     const time = { legDeadline: deadline, processDeadline: Date.now() + context.remainingMs };
-    await runs.work({ tenantId: context.tenantId, threadId }, time, false);
+    await runs.work({ tenantId: context.tenantId, threadId }, time, false, run);
   }
   const joined = await runs.join(
     context.tenantId,

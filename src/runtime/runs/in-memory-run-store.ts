@@ -4,6 +4,7 @@ import type { ListRunsInput, RunChanges, RunRecord, RunStore } from "../../share
 export class InMemoryRunStore implements RunStore {
   private readonly runs = new Map<string, RunRecord>();
 
+  // A missing thread is refused by the queue's rule right after (and the run deleted): nothing here creates one.
   async putRun(tenantId: string, run: RunRecord): Promise<void> {
     this.runs.set(runKey(tenantId, run.threadId, run.runId), structuredClone(run));
   }

@@ -10,6 +10,7 @@ import type {
   EnqueueRunInput,
   EnqueueRunResult,
   FinishRunInput,
+  FinishRunResult,
   LockThreadInput,
   PatchThreadInput,
   ReleaseLeaseInput,
@@ -62,11 +63,11 @@ export class InMemoryThreadStore implements ThreadStore {
     );
   }
 
-  releaseLease(input: ReleaseLeaseInput): Promise<boolean> {
-    return this.finishRun(input);
+  async releaseLease(input: ReleaseLeaseInput): Promise<boolean> {
+    return (await this.finishRun(input)).applied;
   }
 
-  finishRun(input: FinishRunInput): Promise<boolean> {
+  finishRun(input: FinishRunInput): Promise<FinishRunResult> {
     return this.apply(input.tenantId, input.threadId, (record) =>
       rules.decideFinish(record, input),
     );

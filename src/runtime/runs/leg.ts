@@ -1,7 +1,7 @@
 import { Command } from "@langchain/langgraph";
 import { FINAL_RUN_STATUSES, type RunKwargs, type RunRecord } from "../../shared/runs";
 import { resumeRejection } from "../../shared/run-rules";
-import type { ClaimedRun, ThreadRecord } from "../../shared/threads";
+import type { ClaimedRun, FinishRunResult, ThreadRecord } from "../../shared/threads";
 import { isResumeMap, type TenantScope } from "../graphs/engine";
 import {
   runGraphLeg,
@@ -11,7 +11,8 @@ import {
 } from "../graphs/graph-leg";
 import type { StreamMode } from "../graphs/stream-translator";
 import type { MetricOutcome } from "../observability";
-import { MIN_LEG_MS, sleep, type Machinery, type RunJob, type WorkTime } from "./machinery";
+import { sleep } from "../../shared/sleep";
+import { MIN_LEG_MS, type Machinery, type RunJob, type WorkTime } from "./machinery";
 import type { RunEventWriter } from "./run-event-log";
 import { endRun, endUnstarted, release, restoreOf, settle } from "./settlement";
 import { toWireJson } from "./wire-json";
@@ -27,40 +28,46 @@ export async function runLeg(
   threadId: string,
   claimed: ClaimedRun,
   time: WorkTime,
+  /** The run as its creator stored it, when the claim took it from the queue (no read needed). */
+  known?: RunRecord,
 ): Promise<RunJob | undefined> {
   const deadline = time.legDeadline;
   const { runs, threads } = m.options;
-  const run = await runs.getRun(tenantId, threadId, claimed.runId);
+  // The queue's next run, when the release says runs wait (a run queued later is started by its creator).
+  const nextIf = (finish: FinishRunResult): RunJob | undefined =>
+    finish.waiting ? { tenantId, threadId } : undefined;
+  const run = known ?? (await runs.getRun(tenantId, threadId, claimed.runId));
   if (!run || FINAL_RUN_STATUSES.includes(run.status)) {
     // Deleted or ended meanwhile: give the thread back as it was.
-    await release(m, tenantId, threadId, claimed, restoreOf(claimed.previous));
-    return { tenantId, threadId };
+    return nextIf(await release(m, tenantId, threadId, claimed, restoreOf(claimed.previous)));
   }
   const legs = run.legs + 1;
   if (legs > m.options.maxLegs) {
-    await endRun(
-      m,
-      tenantId,
-      run,
-      claimed,
-      "timeout",
-      { status: "ERROR" },
-      {
-        error: {
-          error: "TimeoutError",
-          message: `The run did not end within ${m.options.maxLegs} legs`,
+    return nextIf(
+      await endRun(
+        m,
+        tenantId,
+        run,
+        claimed,
+        "timeout",
+        { status: "ERROR" },
+        {
+          error: {
+            error: "TimeoutError",
+            message: `The run did not end within ${m.options.maxLegs} legs`,
+          },
         },
-      },
+      ),
     );
-    return { tenantId, threadId };
   }
   const scope = m.options.engine.tenant(tenantId);
   const rejection = legs === 1 ? resumeRejectionOf(run, claimed.previous) : undefined;
   if (rejection) {
-    await endRun(m, tenantId, run, claimed, "error", restoreOf(claimed.previous), {
-      error: { error: rejection.name, message: rejection.message },
-    });
-    return { tenantId, threadId };
+    return nextIf(
+      await endRun(m, tenantId, run, claimed, "error", restoreOf(claimed.previous), {
+        error: { error: rejection.name, message: rejection.message },
+      }),
+    );
   }
   const notBefore = run.createdAt + (run.kwargs.afterSeconds ?? 0) * 1000;
   if (legs === 1 && notBefore > deadline - MIN_LEG_MS) {

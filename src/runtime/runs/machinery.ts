@@ -68,17 +68,3 @@ export interface Machinery {
 
 /** Legs need at least this long; a job with less time left goes to the dispatcher. */
 export const MIN_LEG_MS = 1_000;
-
-/** Waits `ms`, or less when `signal` aborts meanwhile. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-  });
-}

@@ -1,7 +1,8 @@
 import { FINAL_RUN_STATUSES } from "../../shared/runs";
 import { holderOf, isLeased, stalledRunOf } from "../../shared/run-rules";
 import type { ClaimedRun, ThreadRecord } from "../../shared/threads";
-import { MIN_LEG_MS, sleep, type Machinery, type RunJob, type ThreadRef } from "./machinery";
+import { sleep } from "../../shared/sleep";
+import { MIN_LEG_MS, type Machinery, type RunJob, type ThreadRef } from "./machinery";
 import { endRun } from "./settlement";
 
 /**

@@ -48,9 +48,11 @@ export class RunEndings {
     threadId: string,
     runId: string,
     budgetMs: number,
+    known?: RunRecord,
   ): Promise<JoinResult | undefined> {
     const deadline = this.now() + budgetMs;
     let delay = 50;
+    let first = known;
     for (;;) {
       const recent = this.recent.get(runId);
       if (recent?.run) {
@@ -58,7 +60,8 @@ export class RunEndings {
           ? { done: true, run: recent.run, values: recent.values }
           : { done: true, run: recent.run };
       }
-      const run = await runs.getRun(tenantId, threadId, runId);
+      const run = first ?? (await runs.getRun(tenantId, threadId, runId));
+      first = undefined;
       if (!run) return undefined;
       if (FINAL_RUN_STATUSES.includes(run.status)) {
         return recent?.values

@@ -1,5 +1,4 @@
 import { v7 as uuid7 } from "@langchain/core/utils/uuid";
-import { ThreadNotFoundError } from "../../shared/errors";
 import {
   FINAL_RUN_STATUSES,
   type CancelAction,
@@ -9,12 +8,12 @@ import {
   type RunStore,
 } from "../../shared/runs";
 import type { ThreadRecord } from "../../shared/threads";
+import { sleep } from "../../shared/sleep";
 import { isResumeMap } from "../graphs/engine";
 import { runLeg } from "./leg";
 import { LocalLegs } from "./local-legs";
 import {
   MIN_LEG_MS,
-  sleep,
   type Machinery,
   type RunDispatcher,
   type RunJob,
@@ -97,13 +96,9 @@ export class RunManager {
       legs: 0,
     };
     const resume = input.kwargs.temporary ? undefined : input.kwargs.command?.resume;
-    // A run record would create its thread (it lives in the thread's partition): a missing thread is refused
-    // first. The read also primes the table's copy of the record, which the queue's rule then decides on.
-    if (!input.createIfMissing && !(await threads.get(input.tenantId, input.threadId))) {
-      throw new ThreadNotFoundError(input.threadId);
-    }
-    // The run exists before it is queued: whoever takes it from the queue finds it.
-    await runs.putRun(input.tenantId, run);
+    // The run exists before it is queued: whoever takes it from the queue finds it. A run of a thread that must
+    // exist refuses a missing one here, before anything is written.
+    await runs.putRun(input.tenantId, run, { createThread: input.createIfMissing });
     let cancelled;
     let startsNow;
     try {
@@ -170,8 +165,10 @@ export class RunManager {
     threadId: string,
     runId: string,
     budgetMs: number,
+    /** The run as the caller just read it: the first look needs no read of its own. */
+    known?: RunRecord,
   ): Promise<JoinResult | undefined> {
-    return this.m.endings.join(this.options.runs, tenantId, threadId, runId, budgetMs);
+    return this.m.endings.join(this.options.runs, tenantId, threadId, runId, budgetMs, known);
   }
 
   /**
@@ -179,7 +176,13 @@ export class RunManager {
    * waiting after it, while time is left; what is left over goes to the dispatcher. A request that runs its own
    * run in place (`runs.wait`) passes `thenQueue: false`: it answers as soon as its run ends.
    */
-  async work(job: RunJob, time: WorkTime, thenQueue = true): Promise<void> {
+  async work(
+    job: RunJob,
+    time: WorkTime,
+    thenQueue = true,
+    /** The run this request just created, as it stored it: its first leg need not read it back. */
+    created?: RunRecord,
+  ): Promise<void> {
     const deadline = time.legDeadline;
     let next: RunJob | undefined = job;
     let first = true;
@@ -226,7 +229,11 @@ export class RunManager {
         await sleep(claim.until - now);
         continue;
       }
-      next = await runLeg(this.m, next.tenantId, next.threadId, claim.run, time);
+      // A run taken from the queue is pending as created: it was neither cancelled nor deleted (both take it
+      // out of the queue first).
+      const known =
+        next.runId === undefined && created?.runId === claim.run.runId ? created : undefined;
+      next = await runLeg(this.m, next.tenantId, next.threadId, claim.run, time, known);
     }
   }
 

@@ -1,5 +1,11 @@
 import type { CancelAction, RunRecord, RunStatus } from "../../shared/runs";
-import type { ClaimedRun, FinishRunInput, ThreadRecord, ThreadStatus } from "../../shared/threads";
+import type {
+  ClaimedRun,
+  FinishRunInput,
+  FinishRunResult,
+  ThreadRecord,
+  ThreadStatus,
+} from "../../shared/threads";
 import type { LegResult } from "../graphs/graph-leg";
 import type { Machinery, RunJob, WorkTime } from "./machinery";
 
@@ -23,23 +29,25 @@ export async function settle(
 ): Promise<RunJob | undefined> {
   const { outcome } = result;
   const threadId = run.threadId;
-  const next: RunJob = { tenantId, threadId };
+  // The queue's next run, when the release says runs wait (a run queued later is started by its creator).
+  const nextIf = (finish: FinishRunResult): RunJob | undefined =>
+    finish.waiting ? { tenantId, threadId } : undefined;
   switch (outcome.kind) {
     case "completed":
       m.endings.keepValues(run.runId, outcome.values);
-      await endRun(m, tenantId, run, claimed, "success", { status: "COMPLETED" });
-      return next;
+      return nextIf(await endRun(m, tenantId, run, claimed, "success", { status: "COMPLETED" }));
     case "paused":
       m.endings.keepValues(run.runId, {
         ...outcome.values,
         __interrupt__: outcome.interrupts.map(({ id, value }) => ({ id, value })),
       });
-      await endRun(m, tenantId, run, claimed, "success", {
-        status: "PAUSED_FOR_HUMAN",
-        nextNodes: outcome.nextNodes,
-        interrupts: outcome.interrupts,
-      });
-      return next;
+      return nextIf(
+        await endRun(m, tenantId, run, claimed, "success", {
+          status: "PAUSED_FOR_HUMAN",
+          nextNodes: outcome.nextNodes,
+          interrupts: outcome.interrupts,
+        }),
+      );
     case "failed":
       m.options.logger.error(
         {
@@ -51,30 +59,29 @@ export async function settle(
         },
         "background run failed",
       );
-      await endRun(
-        m,
-        tenantId,
-        run,
-        claimed,
-        "error",
-        // A graph that could not be built changed nothing: the thread stays as it was.
-        result.notStarted ? restoreOf(claimed.previous) : { status: "ERROR" },
-        {
-          error: {
-            error: outcome.errorName,
-            message: outcome.message,
-            error_id: outcome.errorId,
+      return nextIf(
+        await endRun(
+          m,
+          tenantId,
+          run,
+          claimed,
+          "error",
+          // A graph that could not be built changed nothing: the thread stays as it was.
+          result.notStarted ? restoreOf(claimed.previous) : { status: "ERROR" },
+          {
+            error: {
+              error: outcome.errorName,
+              message: outcome.message,
+              error_id: outcome.errorId,
+            },
           },
-        },
+        ),
       );
-      return next;
     case "cancelled":
-      if (outcome.action === "rollback") {
-        await rollBack(m, tenantId, run, claimed);
-        return next;
-      }
-      await endRun(m, tenantId, run, claimed, "interrupted", { status: "COMPLETED" });
-      return next;
+      if (outcome.action === "rollback") return nextIf(await rollBack(m, tenantId, run, claimed));
+      return nextIf(
+        await endRun(m, tenantId, run, claimed, "interrupted", { status: "COMPLETED" }),
+      );
     case "deadline": {
       const progress = {
         ...(startCheckpointId !== undefined && run.startCheckpointId === undefined
@@ -114,7 +121,7 @@ export async function endRun(
   status: RunStatus,
   thread: Partial<Pick<FinishRunInput, "status" | "nextNodes" | "interrupts" | "graphId">>,
   extra: { error?: RunRecord["error"] } = {},
-): Promise<void> {
+): Promise<FinishRunResult> {
   const ended = await m.options.runs.updateRun(
     tenantId,
     run.threadId,
@@ -122,7 +129,7 @@ export async function endRun(
     { status, ...extra },
     m.now(),
   );
-  await release(m, tenantId, run.threadId, claimed, {
+  const released = await release(m, tenantId, run.threadId, claimed, {
     status: thread.status,
     nextNodes: thread.nextNodes ?? [],
     interrupts: thread.interrupts ?? [],
@@ -139,6 +146,7 @@ export async function endRun(
     await m.options.webhooks.send(run.kwargs.webhook, final, m.endings.valuesOf(run.runId));
   }
   if (run.kwargs.temporary) await deleteTemporaryThread(m, tenantId, run.threadId);
+  return released;
 }
 
 /** Frees the thread a claimed run holds, with the outcome given. */
@@ -148,8 +156,8 @@ export async function release(
   threadId: string,
   claimed: ClaimedRun,
   outcome: Omit<FinishRunInput, "tenantId" | "threadId" | "owner" | "now">,
-): Promise<void> {
-  await m.options.threads.finishRun({
+): Promise<FinishRunResult> {
+  return m.options.threads.finishRun({
     tenantId,
     threadId,
     owner: claimed.runId,
@@ -165,13 +173,12 @@ export async function endUnstarted(
   run: RunRecord,
   claimed: ClaimedRun,
   action: CancelAction,
-): Promise<RunJob> {
-  if (action === "rollback") {
-    await rollBack(m, tenantId, run, claimed);
-  } else {
-    await endRun(m, tenantId, run, claimed, "interrupted", restoreOf(claimed.previous));
-  }
-  return { tenantId, threadId: run.threadId };
+): Promise<RunJob | undefined> {
+  const released =
+    action === "rollback"
+      ? await rollBack(m, tenantId, run, claimed)
+      : await endRun(m, tenantId, run, claimed, "interrupted", restoreOf(claimed.previous));
+  return released.waiting ? { tenantId, threadId: run.threadId } : undefined;
 }
 
 /**
@@ -187,14 +194,15 @@ export async function rollBack(
   tenantId: string,
   run: RunRecord,
   claimed: ClaimedRun,
-): Promise<void> {
+): Promise<FinishRunResult> {
   // A node that ignored the abort may still be running here: its writes are refused from now on, and those on
   // their way land before the run's checkpoints are looked for.
   await m.options.engine.fenceRun(run.runId);
   await deleteRunCheckpoints(m, tenantId, run);
   await m.options.runs.deleteRun(tenantId, run.threadId, run.runId);
-  await release(m, tenantId, run.threadId, claimed, restoreOf(claimed.previous));
+  const released = await release(m, tenantId, run.threadId, claimed, restoreOf(claimed.previous));
   m.endings.ended(run.runId);
+  return released;
 }
 
 /** A waiting run that will never start: interrupted, or deleted when rolled back. */
