@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import {
   AssistantMismatchError,
   NothingToResumeError,
@@ -54,11 +55,30 @@ export function holderOf(record: ThreadRecord, now: number): string | undefined 
   return isLeased(record, now) ? record.leaseOwner : record.continuing;
 }
 
-/** The run a thread waits on while nothing holds its lease (see the terms above), if any. */
+/**
+ * The run a thread waits on while nothing holds its lease (see the terms above), if any. A lapsed lease of a
+ * direct run or a lock (an owner from {@link directLeaseOwner}) is no run to recover: it is simply free, and the
+ * next direct run takes the thread over as it finds it.
+ */
 export function stalledRunOf(record: ThreadRecord, now: number): string | undefined {
   if (isLeased(record, now)) return undefined;
   if (record.continuing !== undefined) return record.continuing;
-  return record.status === "RUNNING" ? record.leaseOwner : undefined;
+  const owner = record.leaseOwner;
+  return record.status === "RUNNING" && owner !== undefined && !isDirectLeaseOwner(owner)
+    ? owner
+    : undefined;
+}
+
+// Owners of leases that are not background runs (direct runs, locks) start with this; run ids never do.
+const DIRECT_OWNER_PREFIX = "~";
+
+/** A lease owner for a direct run (`/invoke`) or a lock: never mistaken for a background run's id. */
+export function directLeaseOwner(): string {
+  return `${DIRECT_OWNER_PREFIX}${randomUUID()}`;
+}
+
+export function isDirectLeaseOwner(owner: string): boolean {
+  return owner.startsWith(DIRECT_OWNER_PREFIX);
 }
 
 export function newThreadRecord(

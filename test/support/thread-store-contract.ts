@@ -111,7 +111,8 @@ export function holder(r: ModelRecord, now: number): string | undefined {
 export function stalledRun(r: ModelRecord, now: number): string | undefined {
   if (leased(r, now)) return undefined;
   if (r.continuing !== undefined) return r.continuing;
-  return r.status === "RUNNING" ? r.leaseOwner : undefined;
+  // A direct run's or a lock's lapsed lease (owner "~…") is no run to recover: the thread is simply free.
+  return r.status === "RUNNING" && !r.leaseOwner?.startsWith("~") ? r.leaseOwner : undefined;
 }
 
 /** Why a resume may not go ahead on `r`, or undefined (the shared resumeRejection's rule, on the model). */
@@ -1031,6 +1032,18 @@ export function describeThreadStoreContract(
         });
       const lock = (threadId: string, now: number) =>
         store.lockThread({ tenantId, threadId, owner: "lock", expiresAt: now + 10, now });
+
+      it("take over a direct run's lapsed lease (its process died): no run to recover", async () => {
+        const threadId = freshThread();
+        await acquire(threadId, T, { mode: "start-or-create", owner: "~crashed" });
+        // The lease lapses with the thread still RUNNING; nothing waits on it.
+        expect(await claim(threadId, T + 20, T + 30)).toEqual({ kind: "none" });
+        expect(await acquire(threadId, T + 20, { owner: "~next" })).toMatchObject({
+          status: "RUNNING",
+          leaseOwner: "~crashed",
+        });
+        expect(await read(threadId)).toMatchObject({ leaseOwner: "~next" });
+      });
 
       it("take an idle thread, and refuse a busy one", async () => {
         const threadId = freshThread();

@@ -1,3 +1,4 @@
+import { directLeaseOwner } from "../../shared/run-rules";
 import { randomUUID } from "node:crypto";
 import { Command, isUnknownInterruptError } from "@langchain/langgraph";
 import type { BaseStore } from "@langchain/langgraph-checkpoint";
@@ -166,7 +167,7 @@ export class RunEngine {
     if (!this.options.store) return this.runStateless(request, budgetMs);
     const store = this.options.store;
     const scope = this.tenant(request.tenantId);
-    const owner = randomUUID();
+    const owner = directLeaseOwner();
     const now = Date.now();
     const mode =
       request.kind === "resume" ? "resume" : request.createIfMissing ? "start-or-create" : "start";
@@ -241,7 +242,7 @@ export class RunEngine {
   async deleteThread(tenantId: string, threadId: string, remainingMs: number): Promise<void> {
     const store = this.store("Deleting a thread");
     const scope = this.tenant(tenantId);
-    const owner = randomUUID();
+    const owner = directLeaseOwner();
     const now = Date.now();
     const previous = await store.lockThread({
       tenantId,
@@ -283,7 +284,7 @@ export class RunEngine {
     change: (previous: ThreadRecord) => Promise<{ value: T; outcome?: ThreadChange }>,
   ): Promise<T> {
     const store = this.store("Changing a thread");
-    const owner = randomUUID();
+    const owner = directLeaseOwner();
     const now = Date.now();
     const previous = await store.lockThread({
       tenantId,
