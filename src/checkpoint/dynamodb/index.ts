@@ -1,10 +1,8 @@
-/** `memory-table/dynamodb`: the DynamoDB checkpoint saver. */
+/**
+ * `memory-table/dynamodb`: the DynamoDB checkpoint saver, its options, and the per-container table context a
+ * saver, a store and the handler can share.
+ */
 export { DynamoDBSaver } from "./saver";
-export {
-  DEFAULT_MAX_CHECKPOINT_BYTES,
-  DEFAULT_MAX_WRITES_BYTES,
-  type DynamoDBSaverOptions,
-} from "./options";
-export { COMPRESSIONS, type Compression } from "./codec";
-export { DEFAULT_TTL_SECONDS } from "../../shared/defaults";
+export type { DynamoDBSaverOptions } from "./options";
+export type { Compression } from "./codec";
 export { TableContext, type TableContextOptions } from "../../table/context";

@@ -1,10 +1,7 @@
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { JsonPlusSerializer, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
-import {
-  BoundedInMemorySaver,
-  DEFAULT_IN_MEMORY_CHECKPOINT_CONFIG,
-  InMemorySaver,
-} from "../../../../src/checkpoint/memory";
+import { BoundedInMemorySaver, InMemorySaver } from "../../../../src/checkpoint/memory";
+import { DEFAULT_IN_MEMORY_CHECKPOINT_CONFIG } from "../../../../src/checkpoint/memory/in-memory-checkpoint-config";
 import { InvalidConfigurationError } from "../../../../src/shared/errors";
 import { METADATA, checkpointWith, putValues, text, threadConfig } from "./fixtures";
 
