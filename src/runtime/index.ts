@@ -24,6 +24,6 @@ export type {
 export { readRuntimeConfig, type AssistantDefaults, type RuntimeConfig } from "./config";
 export type { HttpEvent, HttpResult } from "./http/http";
 export type { MetricsSink } from "./observability";
-export type { RunDispatcher, RunJob } from "./runs/run-manager";
+export type { RunDispatcher, RunJob, ThreadRef } from "./runs/run-manager";
 export type { MultitaskStrategy, RunRecord, RunStatus, RunStore } from "../shared/runs";
 export type { PendingInterrupt, ThreadRecord, ThreadStatus, ThreadStore } from "../shared/threads";
