@@ -9,12 +9,14 @@ import {
 } from "../shared/threads";
 import type { Item, ItemKey } from "./client";
 import { TABLE_KEYS, THREAD_ATTRIBUTES as A } from "./definition";
+import type { ExpiryPolicy } from "./expiry";
 import { expression, updateFragment, type Expression, type UpdateFragment } from "./expressions";
 import { THREAD_RECORD_SK } from "./keys";
 
 /**
  * The thread record's shape in the table: its key, its mapping to the runtime's ThreadRecord, and the named
- * update fragments and conditions the repository (thread-records.ts) builds its requests from.
+ * update fragments and conditions the repository (thread-records.ts, with thread-rule-writer.ts) builds its
+ * requests from.
  */
 export function recordKey(pk: string): ItemKey {
   return { [TABLE_KEYS.partitionKey]: pk, [TABLE_KEYS.sortKey]: THREAD_RECORD_SK };
@@ -47,6 +49,41 @@ export function statusFragment(
       ":status": status,
       ...(inbox ? { ":tenant_status": tenantStatus(tenantId, status) } : {}),
       ...(nextNode ? { ":next_node": nextNode } : {}),
+    },
+  });
+}
+
+/** Creates the record if needed and renews its expiry; the generation is kept when the record exists. */
+export function touchFragment(
+  tenantId: string,
+  threadId: string,
+  nowMs: number,
+  expiry: ExpiryPolicy,
+  generation: string,
+): UpdateFragment {
+  return updateFragment({
+    set: [
+      "#tenant = :tenant",
+      "#thread_id = :thread_id",
+      "#updated_at = :now_ms",
+      "#created_at = if_not_exists(#created_at, :now_ms)",
+      "#ttl = :ttl",
+      "#gen = if_not_exists(#gen, :gen)",
+    ],
+    names: {
+      "#tenant": A.tenant,
+      "#thread_id": A.threadId,
+      "#updated_at": A.updatedAt,
+      "#created_at": A.createdAt,
+      "#ttl": A.ttl,
+      "#gen": A.generation,
+    },
+    values: {
+      ":tenant": tenantId,
+      ":thread_id": threadId,
+      ":now_ms": nowMs,
+      ":ttl": expiry.renewedExpiry(nowMs),
+      ":gen": generation,
     },
   });
 }

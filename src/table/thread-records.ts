@@ -5,82 +5,49 @@ import {
   ThreadNotFoundError,
 } from "../shared/errors";
 import * as rules from "../shared/run-rules";
-import { sleep } from "../shared/sleep";
-import {
-  INBOX_STATUSES,
-  type AcquireLeaseInput,
-  type CancelRunInput,
-  type ClaimRunInput,
-  type ClaimRunOutcome,
-  type CreateThreadInput,
-  type EnqueueRunInput,
-  type EnqueueRunResult,
-  type FinishRunInput,
-  type FinishRunResult,
-  type LockThreadInput,
-  type ReleaseLeaseInput,
-  type RenewRunLeaseInput,
-  type RunLeaseState,
-  type PatchThreadInput,
-  type ScanThreadsInput,
-  type ThreadScan,
-  type ThreadRecord,
-  type ThreadStatus,
-  type ThreadStore,
+import type {
+  AcquireLeaseInput,
+  CancelRunInput,
+  ClaimRunInput,
+  ClaimRunOutcome,
+  CreateThreadInput,
+  EnqueueRunInput,
+  EnqueueRunResult,
+  FinishRunInput,
+  FinishRunResult,
+  LockThreadInput,
+  ReleaseLeaseInput,
+  RenewRunLeaseInput,
+  RunLeaseState,
+  PatchThreadInput,
+  ScanThreadsInput,
+  ThreadScan,
+  ThreadRecord,
+  ThreadStatus,
+  ThreadStore,
 } from "../shared/threads";
 import type { Item, TableClient } from "./client";
-import {
-  TABLE_KEYS,
-  THREAD_ATTRIBUTES as A,
-  THREADS_BY_STATUS_INDEX,
-  THREADS_BY_TENANT_INDEX,
-} from "./definition";
+import { THREAD_ATTRIBUTES as A } from "./definition";
 import { isExpired, notExpired, type ExpiryPolicy } from "./expiry";
-import {
-  allOf,
-  indexPartition,
-  renderUpdate,
-  updateFragment,
-  type Expression,
-  type UpdateFragment,
-} from "./expressions";
-import { parseThreadPartitionKey, threadPartitionKey } from "./keys";
+import { allOf, renderUpdate, updateFragment, type UpdateFragment } from "./expressions";
+import { threadPartitionKey } from "./keys";
+import { ThreadRecordCache, type ThreadLife } from "./thread-record-cache";
 import {
   newGeneration,
   recordAbsent,
   recordExists,
   recordKey,
   statusFragment,
-  tenantStatus,
   toRecord,
+  touchFragment,
   unchanged,
 } from "./thread-record-model";
 import { removeThreadLeftovers } from "./thread-removal";
-
-/** What a writer needs of a live thread: the generation its items carry, and until when the thread lives. */
-export interface ThreadLife {
-  generation: string;
-  /** Epoch seconds. */
-  expiry: number;
-}
-
-interface CachedLife extends ThreadLife {
-  /** Epoch milliseconds at which this container last read or wrote the record. */
-  confirmedAt: number;
-}
+import { ThreadRuleWriter } from "./thread-rule-writer";
+import { scanThreadRecords, tenantThreadIds } from "./thread-scan";
 
 // Attempts of a read-decide-write on the record's metadata before giving up as busy.
 const MAX_QUEUE_ATTEMPTS = 5;
-// Refused rule writes retried at once before pausing between attempts (the record changed meanwhile).
-const CONTENTION_ATTEMPTS_BEFORE_PAUSE = 1;
-// How long what this container last saw of a record is trusted: another process may delete the thread, and a
-// write must not go out under a generation that no longer has a record. (The HTTP runtime's lease excludes
-// that race; long-lived processes, such as a dev server, rely on this bound.)
-const CONFIRMATION_MS = 10_000;
-const MAX_CACHED_LIVES = 10_000;
-// Records per page of a thread scan: the first page small (one page of search results), then BatchGet's most.
-const SCAN_FIRST_PAGE = 25;
-const SCAN_PAGE = 100;
 
 /**
  * The thread record (`sk = "m"`), its only owner: creation, expiry renewal and generation for the checkpoint
@@ -89,23 +56,25 @@ const SCAN_PAGE = 100;
  * spares the saver its own renewal. Every key starts with the tenant, which every method takes explicitly.
  */
 export class ThreadRecords implements ThreadStore {
-  private readonly lives = new Map<string, CachedLife>();
-  /** The records this container last wrote or read for a rule, with when (a rule's first guess). */
-  private readonly records = new Map<string, { item: Item; at: number }>();
+  private readonly cache: ThreadRecordCache;
+  private readonly ruleWriter: ThreadRuleWriter;
   private readonly renewals = new Map<string, Promise<ThreadLife>>();
 
   constructor(
     private readonly table: TableClient,
     readonly expiry: ExpiryPolicy,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.cache = new ThreadRecordCache(now);
+    this.ruleWriter = new ThreadRuleWriter(table, this.cache, expiry);
+  }
 
   // ------------------------------------------------------------------ the saver's side
 
   /** The live generation for a write, creating or renewing the record when needed (one UpdateItem at most). */
   async ensureWritable(tenantId: string, threadId: string): Promise<ThreadLife> {
     const pk = threadPartitionKey(tenantId, threadId);
-    const known = this.trusted(pk);
+    const known = this.cache.trusted(pk);
     if (known && !this.expiry.needsRenewal(known.expiry, this.now())) return known;
     const inFlight = this.renewals.get(pk);
     if (inFlight) return inFlight;
@@ -117,34 +86,19 @@ export class ThreadRecords implements ThreadStore {
   /** The live thread's generation and expiry, from this container's recent knowledge or one consistent read. */
   async readLife(tenantId: string, threadId: string): Promise<ThreadLife | undefined> {
     const pk = threadPartitionKey(tenantId, threadId);
-    const known = this.trusted(pk);
+    const known = this.cache.trusted(pk);
     if (known && !isExpired(known.expiry, this.now())) return known;
     return this.observe(pk, await this.table.get(recordKey(pk)));
   }
 
   /** Takes note of a record read along with other items (or of its absence); returns the life if it is live. */
   observe(pk: string, record: Item | undefined): ThreadLife | undefined {
-    if (!record) {
-      this.forget(pk);
-      return undefined;
-    }
-    this.seen(pk, record);
-    const life = this.remember(pk, String(record[A.generation]), Number(record[A.ttl]));
-    return isExpired(life.expiry, this.now()) ? undefined : life;
+    return this.cache.observe(pk, record);
   }
 
   /** A tenant's thread ids, newest thread first (from the keys-only index; expired ones read as absent later). */
-  async *threadIds(tenantId: string): AsyncGenerator<string> {
-    for await (const page of this.table.queryPages({
-      IndexName: THREADS_BY_TENANT_INDEX.name,
-      ...indexPartition(THREADS_BY_TENANT_INDEX.partitionKey, tenantId),
-      ScanIndexForward: false,
-    })) {
-      for (const item of page) {
-        const threadId = parseThreadPartitionKey(tenantId, String(item[TABLE_KEYS.partitionKey]));
-        if (threadId !== undefined) yield threadId;
-      }
-    }
+  threadIds(tenantId: string): AsyncGenerator<string> {
+    return tenantThreadIds(this.table, tenantId);
   }
 
   /** Sets a thread's operational status (and next node for paused threads), renewing its expiry. */
@@ -171,7 +125,7 @@ export class ThreadRecords implements ThreadStore {
    */
   async remove(tenantId: string, threadId: string): Promise<void> {
     const pk = threadPartitionKey(tenantId, threadId);
-    this.forget(pk);
+    this.cache.forget(pk);
     await this.table.batchWrite([{ DeleteRequest: { Key: recordKey(pk) } }]);
     await removeThreadLeftovers(this.table, pk, this.now);
   }
@@ -190,7 +144,7 @@ export class ThreadRecords implements ThreadStore {
       recordKey(pk),
       renderUpdate(
         [
-          this.touch(input.tenantId, input.threadId, input.now, newGeneration()),
+          touchFragment(input.tenantId, input.threadId, input.now, this.expiry, newGeneration()),
           updateFragment({
             set: ["#metadata = :metadata"],
             names: { "#metadata": A.metadata },
@@ -213,7 +167,7 @@ export class ThreadRecords implements ThreadStore {
   }
 
   acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined> {
-    return this.apply(
+    return this.ruleWriter.apply(
       input.tenantId,
       input.threadId,
       input.now,
@@ -228,13 +182,13 @@ export class ThreadRecords implements ThreadStore {
   }
 
   finishRun(input: FinishRunInput): Promise<FinishRunResult> {
-    return this.apply(input.tenantId, input.threadId, input.now, (record) =>
+    return this.ruleWriter.apply(input.tenantId, input.threadId, input.now, (record) =>
       rules.decideFinish(record, input),
     );
   }
 
   enqueueRun(input: EnqueueRunInput): Promise<EnqueueRunResult> {
-    return this.apply(
+    return this.ruleWriter.apply(
       input.tenantId,
       input.threadId,
       input.now,
@@ -244,7 +198,7 @@ export class ThreadRecords implements ThreadStore {
   }
 
   claimRun(input: ClaimRunInput): Promise<ClaimRunOutcome> {
-    return this.apply(
+    return this.ruleWriter.apply(
       input.tenantId,
       input.threadId,
       input.now,
@@ -254,72 +208,20 @@ export class ThreadRecords implements ThreadStore {
   }
 
   renewRunLease(input: RenewRunLeaseInput): Promise<RunLeaseState> {
-    return this.apply(input.tenantId, input.threadId, this.now(), (record) =>
+    return this.ruleWriter.apply(input.tenantId, input.threadId, this.now(), (record) =>
       rules.decideRenew(record, input),
     );
   }
 
   cancelRun(input: CancelRunInput): Promise<"running" | "queued" | "absent"> {
-    return this.apply(input.tenantId, input.threadId, this.now(), (record) =>
+    return this.ruleWriter.apply(input.tenantId, input.threadId, this.now(), (record) =>
       rules.decideCancel(record, input),
     );
   }
 
-  /**
-   * The inbox statuses are served by the sparse status index (records included). Other searches walk the
-   * keys-only tenant index, newest thread first, and read the records by key, consistently.
-   */
+  /** Through the thread indexes (thread-scan.ts): an inbox status's own, else the tenant's. */
   scan(input: ScanThreadsInput): ThreadScan {
-    if (input.ids) return { orderedBy: undefined, records: this.scanIds(input) };
-    const inbox = input.status !== undefined && INBOX_STATUSES.includes(input.status);
-    return {
-      orderedBy: inbox ? "updated_at" : "created_at",
-      records: this.scanIndex(input, inbox),
-    };
-  }
-
-  /** Pages of an index: an inbox status's own (records projected), else the tenant's (keys, then records). */
-  private async *scanIndex(input: ScanThreadsInput, inbox: boolean): AsyncIterable<ThreadRecord> {
-    const { status } = input;
-    const index = inbox ? THREADS_BY_STATUS_INDEX : THREADS_BY_TENANT_INDEX;
-    const partition = inbox ? tenantStatus(input.tenantId, status!) : input.tenantId;
-    let startKey: Item | undefined;
-    let pageSize = SCAN_FIRST_PAGE;
-    do {
-      const page = await this.table.query({
-        IndexName: index.name,
-        ...indexPartition(index.partitionKey, partition),
-        ScanIndexForward: input.order === "asc",
-        // Small first: most searches want one page of results; later pages are read larger.
-        Limit: pageSize,
-        ExclusiveStartKey: startKey,
-      });
-      pageSize = SCAN_PAGE;
-      const items = inbox ? (page.Items ?? []) : await this.readRecords(page.Items ?? []);
-      const now = this.now();
-      for (const item of items) {
-        // TTL deletion lags: an expired record is no thread.
-        if (isExpired(item[A.ttl], now)) continue;
-        const record = toRecord(item);
-        if (status === undefined || record.status === status) yield record;
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-  }
-
-  private async *scanIds(input: ScanThreadsInput): AsyncIterable<ThreadRecord> {
-    const ids = [...new Set(input.ids)];
-    for (let start = 0; start < ids.length; start += SCAN_PAGE) {
-      const keys = ids
-        .slice(start, start + SCAN_PAGE)
-        .map((threadId) => recordKey(threadPartitionKey(input.tenantId, threadId)));
-      const now = this.now();
-      for (const item of await this.readRecords(keys)) {
-        if (isExpired(item[A.ttl], now)) continue;
-        const record = toRecord(item);
-        if (input.status === undefined || record.status === input.status) yield record;
-      }
-    }
+    return scanThreadRecords(this.table, input, this.now);
   }
 
   async patchMetadata(input: PatchThreadInput): Promise<ThreadRecord> {
@@ -368,7 +270,7 @@ export class ThreadRecords implements ThreadStore {
   }
 
   lockThread(input: LockThreadInput): Promise<ThreadRecord | undefined> {
-    return this.apply(input.tenantId, input.threadId, input.now, (record) =>
+    return this.ruleWriter.apply(input.tenantId, input.threadId, input.now, (record) =>
       rules.decideLock(record, input),
     );
   }
@@ -379,154 +281,11 @@ export class ThreadRecords implements ThreadStore {
     const pk = threadPartitionKey(tenantId, threadId);
     const item = await this.table.get(recordKey(pk));
     if (item?.[A.leaseOwner] !== owner) return;
-    this.forget(pk);
+    this.cache.forget(pk);
     await this.table.batchWrite([{ DeleteRequest: { Key: recordKey(pk) } }]);
   }
 
   // ------------------------------------------------------------------ plumbing
-
-  /**
-   * Applies one rule of the rulebook (run-rules.ts): decides on the record as this container last saw it (or as
-   * one consistent read finds it), and writes what changed only if the record is still the one decided on (same
-   * life, same revision). A refused write returns the record as it is, and the rule decides again on it, after a
-   * short random pause when others are writing too: contention delays a change, it never refuses one. A
-   * decision to change nothing is made on a fresh read, never on a copy that may be stale.
-   */
-  private async apply<Result>(
-    tenantId: string,
-    threadId: string,
-    now: number,
-    rule: (record: ThreadRecord | undefined) => rules.Decision<Result>,
-    options: {
-      renewLife?: boolean;
-      expired?: "throw";
-      /** A record this container has not seen is first taken to be absent (a refused write says otherwise). */
-      guessAbsent?: boolean;
-    } = {},
-  ): Promise<Result> {
-    const pk = threadPartitionKey(tenantId, threadId);
-    let item = this.lastSeen(pk);
-    let fresh = false;
-    if (item === undefined && !options.guessAbsent) {
-      item = await this.table.get(recordKey(pk));
-      fresh = true;
-    }
-    for (let attempt = 0; ; attempt++) {
-      const live = item && !isExpired(item[A.ttl], now) ? item : undefined;
-      if (item && !live && options.expired === "throw") {
-        throw new ThreadExpiredError(threadId);
-      }
-      const record = live ? toRecord(live) : undefined;
-      const { next, result } = rule(record);
-      if (!next) {
-        if (fresh) return result;
-        item = await this.table.get(recordKey(pk));
-        fresh = true;
-        continue;
-      }
-      // An expired record is a gone thread: a rule never writes over it (its items must go first).
-      if (item && !live) return rule(undefined).result;
-      const outcome = await this.table.update(
-        recordKey(pk),
-        renderUpdate(
-          this.changeOf(tenantId, live, next, now, options.renewLife === true),
-          live ? allOf(recordExists(), notExpired(now), sameRevision(live)) : recordAbsent(),
-        ),
-        { returnValues: "ALL_NEW" },
-      );
-      if (outcome.applied) {
-        this.observe(pk, outcome.attributes);
-        return result;
-      }
-      item = outcome.current;
-      fresh = true;
-      if (attempt >= CONTENTION_ATTEMPTS_BEFORE_PAUSE) await contentionPause(attempt);
-    }
-  }
-
-  /** The update that turns `record` (undefined: none yet) into `next`: only the run fields that changed. */
-  private changeOf(
-    tenantId: string,
-    live: Item | undefined,
-    next: ThreadRecord,
-    nowMs: number,
-    renewLife: boolean,
-  ): UpdateFragment[] {
-    const record = live ? toRecord(live) : undefined;
-    const fragments: UpdateFragment[] = [
-      updateFragment({
-        set: ["#rev = :rev"],
-        names: { "#rev": A.revision },
-        values: { ":rev": revisionOf(live) + 1 },
-      }),
-    ];
-    if (renewLife || !record) {
-      fragments.push(this.touch(tenantId, next.threadId, nowMs, newGeneration()));
-    } else if (next.updatedAt !== record.updatedAt) {
-      fragments.push(setOrRemove("updated_at", A.updatedAt, next.updatedAt));
-    }
-    if (
-      next.status !== record?.status ||
-      next.nextNodes.join(",") !== (record?.nextNodes ?? []).join(",")
-    ) {
-      fragments.push(
-        next.status === undefined
-          ? updateFragment({
-              remove: ["#status", "#tenant_status", "#next_node"],
-              names: {
-                "#status": A.status,
-                "#tenant_status": A.tenantStatus,
-                "#next_node": A.nextNode,
-              },
-            })
-          : statusFragment(tenantId, next.status, next.nextNodes.join(",")),
-      );
-    }
-    const interrupts = JSON.stringify(next.interrupts);
-    if (interrupts !== JSON.stringify(record?.interrupts ?? [])) {
-      fragments.push(setOrRemove("interrupts", A.interrupts, interrupts));
-    }
-    const metadata = JSON.stringify(next.metadata);
-    if (metadata !== JSON.stringify(record?.metadata ?? {})) {
-      fragments.push(setOrRemove("metadata", A.metadata, metadata));
-    }
-    const fields = [
-      ["graph", A.graphId, next.graphId, record?.graphId],
-      ["owner", A.leaseOwner, next.leaseOwner, record?.leaseOwner],
-      ["expires", A.leaseExpiresAt, next.leaseExpiresAt, record?.leaseExpiresAt],
-      ["cancel", A.cancelAction, next.cancelAction, record?.cancelAction],
-      ["continuing", A.continuing, next.continuing, record?.continuing],
-    ] as const;
-    for (const [placeholder, attribute, value, was] of fields) {
-      if (value !== was) fragments.push(setOrRemove(placeholder, attribute, value));
-    }
-    if (next.runQueue.join("\n") !== (record?.runQueue ?? []).join("\n")) {
-      fragments.push(setOrRemove("queue", A.runQueue, next.runQueue));
-    }
-    return fragments;
-  }
-
-  /** This container's copy of a record it wrote or read recently (what a rule decides on first). */
-  private lastSeen(pk: string): Item | undefined {
-    const known = this.records.get(pk);
-    if (!known || this.now() - known.at >= CONFIRMATION_MS) return undefined;
-    return known.item;
-  }
-
-  private seen(pk: string, item: Item | undefined): void {
-    this.records.delete(pk);
-    if (!item) return;
-    this.records.set(pk, { item, at: this.now() });
-    if (this.records.size > MAX_CACHED_LIVES) {
-      const oldest = this.records.keys().next().value;
-      if (oldest !== undefined) this.records.delete(oldest);
-    }
-  }
-
-  private forget(pk: string): void {
-    this.lives.delete(pk);
-    this.records.delete(pk);
-  }
 
   /**
    * One conditional UpdateItem on the record: create or renew it, plus `extra`. An expired record is a gone
@@ -540,7 +299,7 @@ export class ThreadRecords implements ThreadStore {
     const pk = threadPartitionKey(tenantId, threadId);
     const send = () => {
       const nowMs = this.now();
-      const fragments = [this.touch(tenantId, threadId, nowMs, newGeneration())];
+      const fragments = [touchFragment(tenantId, threadId, nowMs, this.expiry, newGeneration())];
       fragments.push(...extra);
       return this.table.update(recordKey(pk), renderUpdate(fragments, notExpired(nowMs)), {
         returnValues: "ALL_NEW",
@@ -555,102 +314,4 @@ export class ThreadRecords implements ThreadStore {
     if (!life) throw new ThreadNotFoundError(threadId);
     return life;
   }
-
-  /** Creates the record if needed and renews its expiry; the generation is kept when the record exists. */
-  private touch(
-    tenantId: string,
-    threadId: string,
-    nowMs: number,
-    generation: string,
-  ): UpdateFragment {
-    return updateFragment({
-      set: [
-        "#tenant = :tenant",
-        "#thread_id = :thread_id",
-        "#updated_at = :now_ms",
-        "#created_at = if_not_exists(#created_at, :now_ms)",
-        "#ttl = :ttl",
-        "#gen = if_not_exists(#gen, :gen)",
-      ],
-      names: {
-        "#tenant": A.tenant,
-        "#thread_id": A.threadId,
-        "#updated_at": A.updatedAt,
-        "#created_at": A.createdAt,
-        "#ttl": A.ttl,
-        "#gen": A.generation,
-      },
-      values: {
-        ":tenant": tenantId,
-        ":thread_id": threadId,
-        ":now_ms": nowMs,
-        ":ttl": this.expiry.renewedExpiry(nowMs),
-        ":gen": generation,
-      },
-    });
-  }
-
-  private trusted(pk: string): CachedLife | undefined {
-    const known = this.lives.get(pk);
-    return known && this.now() - known.confirmedAt < CONFIRMATION_MS ? known : undefined;
-  }
-
-  private remember(pk: string, generation: string, expiry: number): CachedLife {
-    const life = { generation, expiry, confirmedAt: this.now() };
-    this.lives.delete(pk);
-    this.lives.set(pk, life);
-    if (this.lives.size > MAX_CACHED_LIVES) {
-      const oldest = this.lives.keys().next().value;
-      if (oldest !== undefined) this.lives.delete(oldest);
-    }
-    return life;
-  }
-
-  /** The records behind keys-only index entries, in the entries' order. */
-  private async readRecords(keys: Item[]): Promise<Item[]> {
-    if (keys.length === 0) return [];
-    const records = await this.table.batchGet(
-      keys.map((key) => ({
-        [TABLE_KEYS.partitionKey]: String(key[TABLE_KEYS.partitionKey]),
-        [TABLE_KEYS.sortKey]: String(key[TABLE_KEYS.sortKey]),
-      })),
-    );
-    const byPk = new Map(
-      records.map((record) => [String(record[TABLE_KEYS.partitionKey]), record]),
-    );
-    return keys.flatMap((key): Item[] => {
-      const record = byPk.get(String(key[TABLE_KEYS.partitionKey]));
-      return record ? [record] : [];
-    });
-  }
-}
-
-/** The record's revision as read (0 before the rulebook first changed it). */
-function revisionOf(item: Item | undefined): number {
-  const revision = item?.[A.revision];
-  return typeof revision === "number" ? revision : 0;
-}
-
-/** The record is still the life and the revision a decision was made on. */
-function sameRevision(item: Item): Expression {
-  return allOf(
-    unchanged("gen", A.generation, item[A.generation]),
-    unchanged("rev", A.revision, item[A.revision]),
-  );
-}
-
-function setOrRemove(placeholder: string, attribute: string, value: unknown): UpdateFragment {
-  const name = `#${placeholder}`;
-  if (value === undefined) return updateFragment({ remove: [name], names: { [name]: attribute } });
-  return updateFragment({
-    set: [`${name} = :${placeholder}`],
-    names: { [name]: attribute },
-    values: { [`:${placeholder}`]: value },
-  });
-}
-
-/** A random pause that grows with the attempts (full jitter, 5 ms doubling up to 250 ms). */
-function contentionPause(attempt: number): Promise<void> {
-  const ceiling = Math.min(250, 5 * 2 ** Math.min(attempt, 6));
-  return sleep(Math.random() * ceiling);
 }

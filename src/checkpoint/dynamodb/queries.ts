@@ -13,7 +13,7 @@ import {
   threadPartitionKey,
   THREAD_RECORD_SK,
 } from "../../table/keys";
-import type { ThreadLife } from "../../table/thread-records";
+import type { ThreadLife } from "../../table/thread-record-cache";
 
 /** A checkpoint item with the items of its own read along with it (writes items, chunks). */
 export interface CheckpointGroup {

@@ -1,19 +1,19 @@
-import { toJsonSchema } from "@langchain/core/utils/json_schema";
-import { isInteropZodSchema } from "@langchain/core/utils/types";
-import { getJsonSchemaFromSchema } from "@langchain/langgraph";
-import {
-  getConfigTypeSchema,
-  getInputTypeSchema,
-  getOutputTypeSchema,
-  getUpdateTypeSchema,
-} from "@langchain/langgraph/zod/schema";
 import {
   ASSISTANT_SORT_FIELDS,
   type AssistantChanges,
-  type AssistantFilter,
   type AssistantRecord,
   type AssistantVersion,
 } from "../../shared/assistants";
+import { graphSchemas, type GraphSchemas, type IntrospectableGraph } from "../graphs/graph-schemas";
+import {
+  assistantParam,
+  booleanQuery,
+  configField,
+  enumField,
+  filterFields,
+  selectField,
+  xrayQuery,
+} from "./assistant-body";
 import { isAssistantUuid, type AssistantCreateInput } from "./assistant-directory";
 import { SCAN_LIMIT } from "./thread-search";
 import { describe, describeValue, HttpError, json } from "./http";
@@ -28,27 +28,14 @@ import {
 /**
  * Assistants on the LangGraph Server face (`client.assistants.*` of `@langchain/langgraph-sdk`): CRUD, search,
  * count, versions, latest, and the graph's drawing, schemas and subgraphs. Who the assistants are (system and
- * stored, by assistant or graph id) is the AssistantDirectory's; this file reads requests and writes JSON.
+ * stored, by assistant or graph id) is the AssistantDirectory's; this file reads requests (their fields through
+ * assistant-body.ts) and writes JSON, a graph's schemas from graphs/graph-schemas.ts.
  */
 
 /** Largest page of a search or version list (LangGraph Server's). */
 export const MAX_ASSISTANT_PAGE = 1000;
 /** Deepest offset of a search or version list. */
 export const MAX_ASSISTANT_OFFSET = 100_000;
-
-/** Every field of an assistant's JSON: what `select` may name. */
-const ASSISTANT_FIELDS = [
-  "assistant_id",
-  "graph_id",
-  "name",
-  "description",
-  "config",
-  "context",
-  "metadata",
-  "version",
-  "created_at",
-  "updated_at",
-] as const;
 
 export const createAssistant: RouteHandler = async (context) => {
   const { body } = context;
@@ -264,34 +251,6 @@ export const getAssistantSubgraphs: RouteHandler = async (context) => {
 
 // ---------------------------------------------------------------- the compiled graph
 
-/** What the routes read of a compiled graph, besides running it: present on every LangGraph JS graph. */
-interface IntrospectableGraph {
-  getGraphAsync?: (config: Record<string, unknown>) => Promise<{ toJSON(): unknown }>;
-  getSubgraphsAsync?: (
-    namespace?: string,
-    recurse?: boolean,
-  ) => AsyncIterable<[string, IntrospectableGraph]>;
-  builder?: GraphBuilder;
-}
-
-/** The parts of a StateGraph builder the schemas come from (LangGraph keeps them on the compiled graph). */
-interface GraphBuilder {
-  _schemaDefinition?: Record<string, unknown>;
-  _inputDefinition?: Record<string, unknown>;
-  _outputDefinition?: Record<string, unknown>;
-  _schemaRuntimeDefinition?: unknown;
-  _inputRuntimeDefinition?: unknown;
-  _outputRuntimeDefinition?: unknown;
-  _configRuntimeSchema?: unknown;
-}
-
-interface GraphSchemas {
-  state?: unknown;
-  input?: unknown;
-  output?: unknown;
-  config?: unknown;
-}
-
 async function assistantGraph(
   context: RouteContext,
 ): Promise<{ assistant: AssistantRecord; graph: IntrospectableGraph }> {
@@ -311,218 +270,7 @@ function graphConfig(assistant: AssistantRecord): Record<string, unknown> {
   };
 }
 
-/** Where LangGraph marks an input that is the state schema with every field optional. */
-const PARTIAL_STATE = Symbol.for("langgraph.state.partial");
-
-/**
- * JSON schemas of a compiled graph, from what it carries at run time, in LangGraph Server's order of preference:
- * StateSchema's own JSON schemas, then Zod schemas (with LangGraph's metadata, then plain). LangGraph Server then
- * parses the graph's TypeScript source; a Lambda has no source, so an Annotation graph is described by its
- * channels: an object with one property, of any type, per channel (and no config schema).
- */
-function graphSchemas(graph: IntrospectableGraph): GraphSchemas {
-  const builder = graph.builder;
-  if (!builder) return {};
-  return (
-    stateSchemas(builder) ??
-    zodRegistrySchemas(graph) ??
-    plainZodSchemas(builder) ??
-    channelSchemas(builder)
-  );
-}
-
-interface StateSchemaLike {
-  getJsonSchema(): unknown;
-  getInputJsonSchema(): unknown;
-}
-
-function isStateSchemaLike(value: unknown): value is StateSchemaLike {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    typeof (value as StateSchemaLike).getJsonSchema === "function" &&
-    typeof (value as StateSchemaLike).getInputJsonSchema === "function"
-  );
-}
-
-function stateSchemas(builder: GraphBuilder): GraphSchemas | undefined {
-  const state = builder._schemaRuntimeDefinition;
-  const input = builder._inputRuntimeDefinition;
-  const output = builder._outputRuntimeDefinition;
-  if (!isStateSchemaLike(state) && !isStateSchemaLike(input) && !isStateSchemaLike(output)) {
-    return undefined;
-  }
-  const schemas: GraphSchemas = {
-    state: isStateSchemaLike(state) ? state.getJsonSchema() : undefined,
-    input: isStateSchemaLike(input)
-      ? input.getInputJsonSchema()
-      : input === PARTIAL_STATE && isStateSchemaLike(state)
-        ? state.getInputJsonSchema()
-        : undefined,
-    output: isStateSchemaLike(output) ? output.getJsonSchema() : undefined,
-  };
-  return hasAny(schemas) ? schemas : undefined;
-}
-
-function zodRegistrySchemas(graph: IntrospectableGraph): GraphSchemas | undefined {
-  // The graph's own copy of LangGraph's schema registry: a graph module may bundle another copy than ours.
-  const registry = (graph as { _metaRegistry?: Parameters<typeof getUpdateTypeSchema>[1] })
-    ._metaRegistry;
-  try {
-    const schemas: GraphSchemas = {
-      state: getUpdateTypeSchema(graph, registry),
-      input: getInputTypeSchema(graph, registry),
-      output: getOutputTypeSchema(graph, registry),
-      config: getConfigTypeSchema(graph, registry),
-    };
-    return hasAny(schemas) ? schemas : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function plainZodSchemas(builder: GraphBuilder): GraphSchemas | undefined {
-  const convert = (schema: unknown): unknown => {
-    if (schema === undefined || typeof schema === "symbol") return undefined;
-    try {
-      // Zod 3 and 4 through LangChain's converter; any other Standard JSON Schema through LangGraph's.
-      return isInteropZodSchema(schema) ? toJsonSchema(schema) : getJsonSchemaFromSchema(schema);
-    } catch {
-      return undefined;
-    }
-  };
-  const state = convert(builder._schemaRuntimeDefinition);
-  const schemas: GraphSchemas = {
-    state,
-    input:
-      convert(builder._inputRuntimeDefinition) ??
-      (isObject(state) ? { ...state, required: undefined } : undefined),
-    output: convert(builder._outputRuntimeDefinition),
-    config: convert(builder._configRuntimeSchema),
-  };
-  return hasAny(schemas) ? schemas : undefined;
-}
-
-function channelSchemas(builder: GraphBuilder): GraphSchemas {
-  const describeChannels = (channels: Record<string, unknown> | undefined) =>
-    channels === undefined
-      ? undefined
-      : {
-          $schema: "http://json-schema.org/draft-07/schema#",
-          type: "object",
-          properties: Object.fromEntries(Object.keys(channels).map((name) => [name, {}])),
-        };
-  return {
-    state: describeChannels(builder._schemaDefinition),
-    input: describeChannels(builder._inputDefinition ?? builder._schemaDefinition),
-    output: describeChannels(builder._outputDefinition ?? builder._schemaDefinition),
-  };
-}
-
-function hasAny(schemas: GraphSchemas): boolean {
-  return Object.values(schemas).some((schema) => schema !== undefined && schema !== null);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-// ---------------------------------------------------------------- requests and JSON
-
-function assistantParam(context: RouteContext): string {
-  return context.params.assistant_id ?? "";
-}
-
-/** An assistant's config: an object whose `tags`, `recursion_limit` and `configurable` have their types. */
-function configField(body: Record<string, unknown>): Record<string, unknown> | undefined {
-  const config = objectField(body, "config");
-  if (config === undefined) return undefined;
-  const { tags, recursion_limit: recursionLimit, configurable } = config;
-  if (tags !== undefined && (!Array.isArray(tags) || tags.some((tag) => typeof tag !== "string"))) {
-    throw new HttpError(
-      422,
-      `Invalid config.tags: expected an array of strings, got ${describe(tags)}`,
-    );
-  }
-  if (
-    recursionLimit !== undefined &&
-    (typeof recursionLimit !== "number" || !Number.isInteger(recursionLimit))
-  ) {
-    throw new HttpError(
-      422,
-      `Invalid config.recursion_limit: expected an integer, got ${describeValue(recursionLimit)}`,
-    );
-  }
-  if (
-    configurable !== undefined &&
-    (typeof configurable !== "object" || configurable === null || Array.isArray(configurable))
-  ) {
-    throw new HttpError(
-      422,
-      `Invalid config.configurable: expected an object, got ${describe(configurable)}`,
-    );
-  }
-  return config;
-}
-
-function filterFields(body: Record<string, unknown>): AssistantFilter {
-  const graphId = optionalString(body, "graph_id");
-  const name = optionalString(body, "name");
-  const metadata = objectField(body, "metadata");
-  return {
-    ...(graphId !== undefined ? { graphId } : {}),
-    ...(name !== undefined ? { name } : {}),
-    ...(metadata !== undefined ? { metadata } : {}),
-  };
-}
-
-function enumField<T extends string>(
-  body: Record<string, unknown>,
-  field: string,
-  allowed: readonly T[],
-): T | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string" || !(allowed as readonly string[]).includes(value)) {
-    throw new HttpError(
-      422,
-      `Invalid ${field}: expected one of ${allowed.join(", ")}, got ${describeValue(value)}`,
-    );
-  }
-  return value as T;
-}
-
-function selectField(body: Record<string, unknown>): readonly string[] | undefined {
-  const value = body.select;
-  if (value === undefined || value === null) return undefined;
-  const fields: readonly string[] = ASSISTANT_FIELDS;
-  if (!Array.isArray(value) || value.some((field) => !fields.includes(field as string))) {
-    throw new HttpError(
-      422,
-      `Invalid select: expected an array of ${ASSISTANT_FIELDS.join(", ")}, got ${describe(value)}`,
-    );
-  }
-  return value as string[];
-}
-
-/** `xray`: a boolean, or a depth (a non-negative integer: 0 is none). */
-function xrayQuery(value: string | undefined): boolean | number | undefined {
-  if (value === undefined) return undefined;
-  if (/^\d{1,4}$/.test(value)) return Number(value) === 0 ? false : Number(value);
-  return booleanQuery("xray", value, "a boolean or a depth");
-}
-
-function booleanQuery(
-  field: string,
-  value: string | undefined,
-  expected = "a boolean",
-): boolean | undefined {
-  if (value === undefined) return undefined;
-  const lower = value.toLowerCase();
-  if (lower === "true" || lower === "yes" || lower === "1") return true;
-  if (lower === "false" || lower === "no" || lower === "0") return false;
-  throw new HttpError(422, `Invalid ${field}: expected ${expected}, got ${describeValue(value)}`);
-}
+// ---------------------------------------------------------------- JSON
 
 function selected(
   assistant: Record<string, unknown>,
