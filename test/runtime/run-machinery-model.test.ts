@@ -394,13 +394,16 @@ class Schedule {
 
   /**
    * The model's view of a quiet runtime matches the observation. Once the model is not certain (a run whose
-   * creation was not acknowledged exists), quiet means only that no run is on its way between two states.
+   * creation was not acknowledged exists), quiet means only that no run is on its way between two states, and
+   * at the end (`final`) that every run ended.
    */
-  private quiet(observed: Observation): boolean {
+  private quiet(observed: Observation, final: boolean): boolean {
     if (!this.certain) {
       const statuses = Object.entries(observed.runs);
       const moving = statuses.some(
-        ([label, status]) => status === "running" && this.latches.waiting(label) === 0,
+        ([label, status]) =>
+          (final && status === "pending") ||
+          (status === "running" && (final || this.latches.waiting(label) === 0)),
       );
       const busy = statuses.some(([, status]) => status === "running");
       return !moving && (observed.thread === "busy") === busy;
@@ -418,13 +421,13 @@ class Schedule {
   async check(timeoutMs: number, final = false): Promise<string[]> {
     const until = Date.now() + timeoutMs;
     let observed = await this.observe();
-    while (!this.quiet(observed) && Date.now() < until) {
+    while (!this.quiet(observed, final) && Date.now() < until) {
       await sleep(25);
       if (final) await this.handler.recoverRuns(oneThread(this.threadId));
       observed = await this.observe();
     }
     const problems: string[] = [];
-    if (!this.quiet(observed)) {
+    if (!this.quiet(observed, final)) {
       problems.push(
         `not as modelled after ${timeoutMs} ms: observed ${JSON.stringify(observed)}, model ${JSON.stringify(
           {
