@@ -14,7 +14,7 @@ import type { MetricOutcome } from "../observability";
 import { sleep } from "../../shared/sleep";
 import { MIN_LEG_MS, type Machinery, type RunJob, type WorkTime } from "./machinery";
 import type { RunEventWriter } from "./run-event-log";
-import { endRun, endUnstarted, release, restoreOf, settle } from "./settlement";
+import { endRun, endUnstarted, outcomeBefore, release, restoreOf, settle } from "./settlement";
 import { toWireJson } from "./wire-json";
 
 /**
@@ -38,8 +38,13 @@ export async function runLeg(
     finish.waiting ? { tenantId, threadId } : undefined;
   const run = known ?? (await runs.getRun(tenantId, threadId, claimed.runId));
   if (!run || FINAL_RUN_STATUSES.includes(run.status)) {
-    // Deleted or ended meanwhile: give the thread back as it was.
-    return nextIf(await release(m, tenantId, threadId, claimed, restoreOf(claimed.previous)));
+    // Deleted or ended meanwhile (its process died between the two): give the thread back as it is.
+    const graphId = run?.graphId ?? claimed.previous.graphId;
+    const outcome =
+      graphId === undefined
+        ? restoreOf(claimed.previous)
+        : await outcomeBefore(m, tenantId, threadId, graphId, claimed.previous);
+    return nextIf(await release(m, tenantId, threadId, claimed, outcome));
   }
   const legs = run.legs + 1;
   if (legs > m.options.maxLegs) {

@@ -1,4 +1,4 @@
-import { FINAL_RUN_STATUSES } from "../../shared/runs";
+import { FINAL_RUN_STATUSES, type RunRecord } from "../../shared/runs";
 import { holderOf, isLeased, stalledRunOf } from "../../shared/run-rules";
 import type { ClaimedRun, ThreadRecord } from "../../shared/threads";
 import { sleep } from "../../shared/sleep";
@@ -26,6 +26,35 @@ export async function recover(
   if (!record || !needsRecovery(record, m.now(), m.options.leaseMs)) return false;
   await m.options.dispatcher.dispatch({ tenantId, threadId });
   return true;
+}
+
+/**
+ * Recovers what a client reads: the run's thread (as recover does), and the run itself when its record says
+ * `pending` a lease's time after its last change but its thread neither queues nor holds it. The process that
+ * wrote it died between two writes: before a created run was queued (its client got an error), or before a run
+ * it replaced in the queue was ended. Such a run ends `interrupted`, so none stays pending. (A `running` run is
+ * held by its thread until its record says how it ended: its takeover finishes it.)
+ */
+export async function recoverRun(m: Machinery, tenantId: string, run: RunRecord): Promise<void> {
+  const record = await m.options.threads.get(tenantId, run.threadId);
+  if (record && (await recover(m, tenantId, run.threadId, record))) return;
+  if (run.status !== "pending" || m.now() - run.updatedAt < m.options.leaseMs) return;
+  const onThread =
+    record !== undefined &&
+    (record.leaseOwner === run.runId ||
+      record.continuing === run.runId ||
+      record.runQueue.includes(run.runId));
+  if (onThread) return;
+  const status = "interrupted";
+  m.options.logger.warn({ thread: run.threadId, run: run.runId, status }, "orphaned run ended");
+  const ended = await m.options.runs.updateRun(
+    tenantId,
+    run.threadId,
+    run.runId,
+    { status },
+    m.now(),
+  );
+  m.endings.ended(run.runId, ended ?? { ...run, status });
 }
 
 /** Recovers those of the threads given that need it; says how many. */

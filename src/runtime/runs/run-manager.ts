@@ -21,7 +21,7 @@ import {
   type ThreadRef,
   type WorkTime,
 } from "./machinery";
-import { recordFailedJob, recover, recoverThreads, watchLease } from "./recovery";
+import { recordFailedJob, recover, recoverRun, recoverThreads, watchLease } from "./recovery";
 import { RunEndings, type JoinResult } from "./run-endings";
 import type { RunEventLog } from "./run-event-log";
 import { endQueued, endUnstarted, forgetThread } from "./settlement";
@@ -243,6 +243,11 @@ export class RunManager {
    */
   recover(tenantId: string, threadId: string, known?: ThreadRecord): Promise<boolean> {
     return recover(this.m, tenantId, threadId, known);
+  }
+
+  /** Recovers a run a client reads, and its thread: see recoverRun. */
+  recoverRun(tenantId: string, run: RunRecord): Promise<void> {
+    return recoverRun(this.m, tenantId, run);
   }
 
   /** Recovers, of the threads given, those that need it (a dev server's sweep); says how many. */

@@ -122,6 +122,8 @@ export async function endRun(
   thread: Partial<Pick<FinishRunInput, "status" | "nextNodes" | "interrupts" | "graphId">>,
   extra: { error?: RunRecord["error"] } = {},
 ): Promise<FinishRunResult> {
+  // The run's record first: a crash before the thread follows leaves the run holding a thread that says
+  // RUNNING, whose takeover finds the run ended and frees the thread as the run left it (outcomeBefore).
   const ended = await m.options.runs.updateRun(
     tenantId,
     run.threadId,
@@ -200,7 +202,13 @@ export async function rollBack(
   await m.options.engine.fenceRun(run.runId);
   await deleteRunCheckpoints(m, tenantId, run);
   await m.options.runs.deleteRun(tenantId, run.threadId, run.runId);
-  const released = await release(m, tenantId, run.threadId, claimed, restoreOf(claimed.previous));
+  const released = await release(
+    m,
+    tenantId,
+    run.threadId,
+    claimed,
+    await outcomeBefore(m, tenantId, run.threadId, run.graphId, claimed.previous),
+  );
   m.endings.ended(run.runId);
   return released;
 }
@@ -276,6 +284,46 @@ async function deleteRunCheckpoints(m: Machinery, tenantId: string, run: RunReco
       "rolled-back run's checkpoints kept: the saver cannot delete single checkpoints",
     );
   }
+}
+
+/**
+ * The thread's outcome as it is without the run that held it: the record before the claim, unless that record
+ * was itself a running one (the claim took over a stalled run, or continued one) — then it is read from the
+ * thread's state (paused at its interrupts, done, or never run), never left as an `error` nobody made.
+ */
+export async function outcomeBefore(
+  m: Machinery,
+  tenantId: string,
+  threadId: string,
+  graphId: string,
+  previous: ThreadRecord,
+): Promise<ReturnType<typeof restoreOf>> {
+  if (previous.status !== "RUNNING") return restoreOf(previous);
+  const scope = m.options.engine.tenant(tenantId);
+  const { graph } = await m.options.engine.buildGraph({ assistantId: graphId, tenantId });
+  if (!graph || !scope.saver) return restoreOf(previous);
+  const state = (await m.options.engine.withSaver(scope, () =>
+    graph.getState({ configurable: { thread_id: scope.saverThreadId(threadId) } }),
+  )) as StateSnapshotLike;
+  const interrupts = (state.tasks ?? []).flatMap((task) =>
+    (task.interrupts ?? []).map((raised) => ({
+      id: String(raised.id),
+      value: raised.value,
+      taskId: String(task.id),
+    })),
+  );
+  if (interrupts.length > 0) {
+    return { status: "PAUSED_FOR_HUMAN", nextNodes: state.next ?? [], interrupts, graphId };
+  }
+  const ran = state.config?.configurable?.checkpoint_id !== undefined;
+  return { status: ran ? "COMPLETED" : undefined, nextNodes: [], interrupts: [], graphId };
+}
+
+/** What outcomeBefore reads of LangGraph's StateSnapshot. */
+interface StateSnapshotLike {
+  next?: string[];
+  tasks?: Array<{ id: string; interrupts?: Array<{ id?: string; value?: unknown }> }>;
+  config?: { configurable?: { checkpoint_id?: string } };
 }
 
 /** A release that leaves the thread's outcome as it was before the claim. */
