@@ -36,9 +36,12 @@ export async function recover(
  * held by its thread until its record says how it ended: its takeover finishes it.)
  */
 export async function recoverRun(m: Machinery, tenantId: string, run: RunRecord): Promise<void> {
+  // Nothing about a run changed within a lease's time can be stalled yet (a lease lapses a lease's time after
+  // the claim, and a run's record changes at its claim): such reads cost no read of the thread.
+  if (m.now() - run.updatedAt < m.options.leaseMs) return;
   const record = await m.options.threads.get(tenantId, run.threadId);
   if (record && (await recover(m, tenantId, run.threadId, record))) return;
-  if (run.status !== "pending" || m.now() - run.updatedAt < m.options.leaseMs) return;
+  if (run.status !== "pending") return;
   const onThread =
     record !== undefined &&
     (record.leaseOwner === run.runId ||
