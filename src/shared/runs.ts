@@ -81,8 +81,6 @@ export interface RunRecord {
   startedAt?: number;
   /** Stream events emitted so far by its legs (the next leg numbers its events from here). */
   eventCount?: number;
-  /** The thread's latest checkpoint when the run first started: where a rollback returns to. */
-  startCheckpointId?: string;
   /**
    * Why the run ended in error or timeout: the error's name and message as LangGraph Server gives them (never a
    * stack), and the id of the log line that records it.
@@ -100,7 +98,7 @@ export interface ListRunsInput {
 
 /** What may change on a run after it is created. */
 export type RunChanges = Partial<
-  Pick<RunRecord, "status" | "legs" | "startedAt" | "startCheckpointId" | "error" | "eventCount">
+  Pick<RunRecord, "status" | "legs" | "startedAt" | "error" | "eventCount">
 >;
 
 /**

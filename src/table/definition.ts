@@ -102,8 +102,6 @@ export const RUN_ITEM_ATTRIBUTES = {
   startedAt: "started_at",
   /** Stream events its legs emitted so far. */
   eventCount: "events",
-  /** The thread's latest checkpoint when the run first started (a rollback returns there). */
-  startCheckpointId: "start_cp",
   /** JSON of what the run was asked to do (kwargs), its metadata and, once it failed, its error. */
   body: "body",
 } as const;

@@ -61,7 +61,6 @@ export class RunItems implements RunStore {
       [R.legs]: run.legs,
       [R.body]: JSON.stringify(body),
     };
-    if (run.startCheckpointId !== undefined) item[R.startCheckpointId] = run.startCheckpointId;
     if (run.startedAt !== undefined) item[R.startedAt] = run.startedAt;
     await this.table.batchWrite([{ PutRequest: { Item: item } }]);
   }
@@ -147,15 +146,6 @@ export class RunItems implements RunStore {
         }),
       );
     }
-    if (changes.startCheckpointId !== undefined) {
-      fragments.push(
-        updateFragment({
-          set: ["#start_cp = :start_cp"],
-          names: { "#start_cp": R.startCheckpointId },
-          values: { ":start_cp": changes.startCheckpointId },
-        }),
-      );
-    }
     if (changes.error !== undefined) {
       // The error goes into the body: read it, then write it back whole.
       const current = await this.table.get(runKey(tenantId, threadId, runId));
@@ -219,9 +209,6 @@ function toRun(threadId: string, item: Item): RunRecord {
     legs: Number(item[R.legs] ?? 0),
     ...(item[R.startedAt] !== undefined ? { startedAt: Number(item[R.startedAt]) } : {}),
     ...(item[R.eventCount] !== undefined ? { eventCount: Number(item[R.eventCount]) } : {}),
-    ...(item[R.startCheckpointId] !== undefined
-      ? { startCheckpointId: String(item[R.startCheckpointId]) }
-      : {}),
     ...(body.error ? { error: body.error } : {}),
   };
 }

@@ -51,8 +51,6 @@ export interface LegResult {
   outcome: LegOutcome;
   /** Tasks had started without reporting a result when the leg stopped: their node code may still run. */
   nodesRunning: boolean;
-  /** The checkpoint the leg started from (the parent of its first new checkpoint), when it wrote one. */
-  startCheckpointId?: string;
   /** The graph never started (it could not be built): nothing of the thread changed. */
   notStarted?: boolean;
 }
@@ -80,8 +78,6 @@ export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
   let values: Record<string, unknown> = {};
   const interrupts: PendingInterrupt[] = [];
   const nextNodes: string[] = [];
-  let startCheckpointId: string | undefined;
-  let firstCheckpoint = true;
   // The nodes the latest checkpoint runs next: left over at the end, the graph stopped at a breakpoint.
   let pendingNodes: string[] = [];
   const stopped = (): LegOutcome | undefined => {
@@ -92,7 +88,6 @@ export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
   const result = (outcome: LegOutcome): LegResult => ({
     outcome,
     nodesRunning: started.size > 0,
-    ...(startCheckpointId !== undefined ? { startCheckpointId } : {}),
   });
   const translator = input.streaming ? new StreamTranslator(input.streaming.request) : undefined;
   const emit = (events: StreamEvent[]) => {
@@ -106,12 +101,6 @@ export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
       if (!("__interrupt__" in payload)) values = payload;
     } else if (mode === "checkpoints") {
       pendingNodes = Array.isArray(payload.next) ? (payload.next as string[]) : [];
-      if (firstCheckpoint) {
-        firstCheckpoint = false;
-        const parent = (payload.parentConfig ?? payload.parent_config) as
-          { configurable?: { checkpoint_id?: string } } | undefined;
-        startCheckpointId = parent?.configurable?.checkpoint_id ?? "";
-      }
     } else if (mode === "tasks") {
       // A task's start event carries its input; its end event its result, error or interrupts.
       if ("input" in payload) started.add(String(payload.id));

@@ -152,8 +152,7 @@ export async function runLeg(
     m.now() - started,
     legs === 1,
   );
-  const startCheckpointId = run.startCheckpointId ?? result.startCheckpointId;
-  return settle(m, tenantId, run, claimed, result, startCheckpointId, time, writer?.nextSeq);
+  return settle(m, tenantId, run, claimed, result, time, writer?.nextSeq);
 }
 
 /**

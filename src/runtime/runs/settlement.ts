@@ -22,7 +22,6 @@ export async function settle(
   run: RunRecord,
   claimed: ClaimedRun,
   result: LegResult,
-  startCheckpointId: string | undefined,
   time: WorkTime,
   /** Events the run has emitted so far (it streams): the next leg numbers its own from here. */
   eventCount: number | undefined,
@@ -83,14 +82,8 @@ export async function settle(
         await endRun(m, tenantId, run, claimed, "interrupted", { status: "COMPLETED" }),
       );
     case "deadline": {
-      const progress = {
-        ...(startCheckpointId !== undefined && run.startCheckpointId === undefined
-          ? { startCheckpointId }
-          : {}),
-        ...(eventCount !== undefined ? { eventCount } : {}),
-      };
-      if (Object.keys(progress).length > 0) {
-        await m.options.runs.updateRun(tenantId, threadId, run.runId, progress, m.now());
+      if (eventCount !== undefined) {
+        await m.options.runs.updateRun(tenantId, threadId, run.runId, { eventCount }, m.now());
       }
       // The run goes on in a next leg, from its last checkpoint; the thread stays its own meanwhile. A node the
       // leg aborted may still run (JavaScript cannot stop it): the lease then stays until this process's end,
