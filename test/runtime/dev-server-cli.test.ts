@@ -446,7 +446,6 @@ describe("npm start and npm run dev:dynamodb (through npm, as a developer runs t
       // The compiled server itself, as npm runs it: a SIGKILL runs none of its handlers.
       const first = run("node", [DEV_SERVER, "--dynamodb-local"], env);
       const printed = await banner(first, 90_000);
-      const dynamodb = /at (http:\/\/127\.0\.0\.1:\d+)\)/.exec(printed)![1]!;
       // DynamoDB Local and its watchdog (a shell waiting on a pipe from the server).
       const started = descendants(first.child.pid!).filter((pid) =>
         readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("DynamoDBLocal.jar"),
@@ -469,7 +468,8 @@ describe("npm start and npm run dev:dynamodb (through npm, as a developer runs t
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(started.filter(isAlive)).toEqual([]);
-      expect(await refusesConnections(dynamodb)).toBe(true);
+      // Its port is not checked: freed, it may be taken at once by another test's process on a loaded machine
+      // (seen in CI). The second start below proves what matters: the data folder is free again.
 
       // A new start on the same folder opens it and finds the thread the killed one stored.
       const second = run("node", [DEV_SERVER, "--dynamodb-local"], env);
