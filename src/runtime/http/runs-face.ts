@@ -447,8 +447,10 @@ export async function requireRun(context: RouteContext): Promise<RunRecord> {
   const run = await runs.runStore.getRun(context.tenantId, threadId, runId);
   if (!run) throw new HttpError(404, `Run ${runId} not found`);
   // A run that should be going on but whose process died goes on now (or ends), not when a new run comes.
-  if (!FINAL_RUN_STATUSES.includes(run.status)) await runs.recoverRun(context.tenantId, run);
-  return run;
+  if (FINAL_RUN_STATUSES.includes(run.status)) return run;
+  const current = await runs.recoverRun(context.tenantId, run);
+  if (!current) throw new HttpError(404, `Run ${runId} not found`);
+  return current;
 }
 
 export function manager(context: RouteContext): RunManager {

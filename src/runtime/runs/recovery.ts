@@ -29,25 +29,41 @@ export async function recover(
 }
 
 /**
- * Recovers what a client reads: the run's thread (as recover does), and the run itself when its record says
- * `pending` a lease's time after its last change but its thread neither queues nor holds it. The process that
- * wrote it died between two writes: before a created run was queued (its client got an error), or before a run
- * it replaced in the queue was ended. Such a run ends `interrupted`, so none stays pending. (A `running` run is
- * held by its thread until its record says how it ended: its takeover finishes it.)
+ * Recovers what a client reads, and gives the run as it is then (undefined once gone): the run's thread (as
+ * recover does), and the run itself when its record says `pending` a lease's time after its last change but its
+ * thread neither queues nor holds it. The process that wrote it died between two writes: before a created run
+ * was queued (its client got an error), or before a run it replaced in the queue was ended. Such a run ends
+ * `interrupted`, so none stays pending. A `running` run its thread does not hold is a rollback's leftover (the
+ * thread was freed, the record not yet deleted): it goes. (Any other running run is held by its thread until its
+ * record says how it ended: its takeover finishes it.)
  */
-export async function recoverRun(m: Machinery, tenantId: string, run: RunRecord): Promise<void> {
+export async function recoverRun(
+  m: Machinery,
+  tenantId: string,
+  run: RunRecord,
+): Promise<RunRecord | undefined> {
   // Nothing about a run changed within a lease's time can be stalled yet (a lease lapses a lease's time after
   // the claim, and a run's record changes at its claim): such reads cost no read of the thread.
-  if (m.now() - run.updatedAt < m.options.leaseMs) return;
+  if (m.now() - run.updatedAt < m.options.leaseMs) return run;
   const record = await m.options.threads.get(tenantId, run.threadId);
-  if (record && (await recover(m, tenantId, run.threadId, record))) return;
-  if (run.status !== "pending") return;
+  if (record && (await recover(m, tenantId, run.threadId, record))) return run;
   const onThread =
     record !== undefined &&
     (record.leaseOwner === run.runId ||
       record.continuing === run.runId ||
       record.runQueue.includes(run.runId));
-  if (onThread) return;
+  if (onThread || FINAL_RUN_STATUSES.includes(run.status)) return run;
+  if (run.status === "running") {
+    // Only a rollback frees a thread before its run's record says how the run ended (it deletes the record next):
+    // its process died in between, with the run's checkpoints gone already.
+    m.options.logger.warn(
+      { thread: run.threadId, run: run.runId },
+      "rolled-back run's record deleted",
+    );
+    await m.options.runs.deleteRun(tenantId, run.threadId, run.runId);
+    m.endings.ended(run.runId);
+    return undefined;
+  }
   const status = "interrupted";
   m.options.logger.warn({ thread: run.threadId, run: run.runId, status }, "orphaned run ended");
   const ended = await m.options.runs.updateRun(
@@ -57,7 +73,9 @@ export async function recoverRun(m: Machinery, tenantId: string, run: RunRecord)
     { status },
     m.now(),
   );
-  m.endings.ended(run.runId, ended ?? { ...run, status });
+  const final = ended ?? { ...run, status };
+  m.endings.ended(run.runId, final);
+  return final;
 }
 
 /** Recovers those of the threads given that need it; says how many. */

@@ -246,7 +246,7 @@ export class RunManager {
   }
 
   /** Recovers a run a client reads, and its thread: see recoverRun. */
-  recoverRun(tenantId: string, run: RunRecord): Promise<void> {
+  recoverRun(tenantId: string, run: RunRecord): Promise<RunRecord | undefined> {
     return recoverRun(this.m, tenantId, run);
   }
 

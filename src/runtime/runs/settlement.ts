@@ -178,7 +178,7 @@ export async function endUnstarted(
 
 /**
  * Undoes a run (LangGraph Server's rollback): every checkpoint it wrote goes, newest first, while it still
- * holds the thread; then its record; then the thread is given back as it was before the run. State, history,
+ * holds the thread; then the thread is given back as it was before the run; then the run's record goes. State, history,
  * copies, state updates and the next run all see the thread as it was. What the run wrote is read from the
  * checkpoints themselves (each carries its run's id), not from what its leg saw of them: a leg stopped early
  * may not have seen a checkpoint its saver stored. A crash midway leaves the run holding the thread with its
@@ -194,7 +194,9 @@ export async function rollBack(
   // their way land before the run's checkpoints are looked for.
   await m.options.engine.fenceRun(run.runId);
   await deleteRunCheckpoints(m, tenantId, run);
-  await m.options.runs.deleteRun(tenantId, run.threadId, run.runId);
+  // The thread is free before the run's record goes: whoever waits for the run to go (a cancel with `wait`)
+  // finds the thread free. A crash between the two leaves a `running` record its thread does not hold, which
+  // recovery deletes when it is read (recoverRun).
   const released = await release(
     m,
     tenantId,
@@ -202,6 +204,7 @@ export async function rollBack(
     claimed,
     await outcomeBefore(m, tenantId, run.threadId, run.graphId, claimed.previous),
   );
+  await m.options.runs.deleteRun(tenantId, run.threadId, run.runId);
   m.endings.ended(run.runId);
   return released;
 }
