@@ -242,16 +242,7 @@ export class RunEngine {
   async deleteThread(tenantId: string, threadId: string, remainingMs: number): Promise<void> {
     const store = this.store("Deleting a thread");
     const scope = this.tenant(tenantId);
-    const owner = directLeaseOwner();
-    const now = Date.now();
-    const previous = await store.lockThread({
-      tenantId,
-      threadId,
-      owner,
-      now,
-      expiresAt: now + remainingMs,
-    });
-    if (!previous) throw new ThreadNotFoundError(threadId);
+    const { owner, previous } = await lockFor(store, tenantId, threadId, remainingMs);
     try {
       await scope.saver?.deleteThread(scope.saverThreadId(threadId));
     } catch (error) {
@@ -284,16 +275,7 @@ export class RunEngine {
     change: (previous: ThreadRecord) => Promise<{ value: T; outcome?: ThreadChange }>,
   ): Promise<T> {
     const store = this.store("Changing a thread");
-    const owner = directLeaseOwner();
-    const now = Date.now();
-    const previous = await store.lockThread({
-      tenantId,
-      threadId,
-      owner,
-      now,
-      expiresAt: now + remainingMs,
-    });
-    if (!previous) throw new ThreadNotFoundError(threadId);
+    const { owner, previous } = await lockFor(store, tenantId, threadId, remainingMs);
     const restore: ThreadChange = {
       status: previous.status,
       nextNodes: previous.nextNodes,
@@ -420,4 +402,27 @@ function releaseFor(outcome: RunOutcome): {
       // A failed or stopped run: the thread continues from its last checkpoint with a run without input.
       return { status: "ERROR", nextNodes: [], interrupts: [] };
   }
+}
+
+/**
+ * Takes a thread's lock for a change that is not a run (until `remainingMs` from now): the lock's owner and the
+ * record as it was. ThreadBusyError while a run holds or waits for it, ThreadNotFoundError when there is none.
+ */
+async function lockFor(
+  store: ThreadStore,
+  tenantId: string,
+  threadId: string,
+  remainingMs: number,
+): Promise<{ owner: string; previous: ThreadRecord }> {
+  const owner = directLeaseOwner();
+  const now = Date.now();
+  const previous = await store.lockThread({
+    tenantId,
+    threadId,
+    owner,
+    now,
+    expiresAt: now + remainingMs,
+  });
+  if (!previous) throw new ThreadNotFoundError(threadId);
+  return { owner, previous };
 }
