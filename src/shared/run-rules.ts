@@ -122,10 +122,16 @@ export function decideEnqueue(
   if (!record && !event.createIfMissing) throw new ThreadNotFoundError(event.threadId);
   const next = record ? copyRecord(record) : newThreadRecord(event.threadId, event.now);
   const busy = isBusy(next, event.now);
-  if (event.strategy === "reject" && busy) throw new ThreadBusyError(event.threadId);
+  // A stalled run is still the thread's (its takeover comes first), as LangGraph Server's `running` run is.
+  if (event.strategy === "reject" && (busy || stalledRunOf(next, event.now) !== undefined)) {
+    throw new ThreadBusyError(event.threadId);
+  }
   if (event.resume && !busy) {
     const rejection = resumeRejection(next, event.resume);
     if (rejection) throw rejection;
+  }
+  if (!event.resume && event.rejectPaused && next.status === "PAUSED_FOR_HUMAN") {
+    throw new ThreadPausedError(event.threadId);
   }
   const cancelled: EnqueueRunResult["cancelled"] = [];
   const holder = holderOf(next, event.now);
@@ -138,9 +144,19 @@ export function decideEnqueue(
     }
   }
   const startsNow = next.runQueue.length === 0 && holder === undefined;
-  next.runQueue.push(event.runId);
   if (event.metadata) next.metadata = { ...next.metadata, ...event.metadata };
   next.updatedAt = event.now;
+  // A stalled run is taken over before this one starts: the run queues and a claim finds the stalled one.
+  if (startsNow && event.claimUntil !== undefined && stalledRunOf(next, event.now) === undefined) {
+    // What a failed start restores: the record as it was, or as this write creates it.
+    const previous = record ?? copyRecord(next);
+    next.leaseOwner = event.runId;
+    next.leaseExpiresAt = event.claimUntil;
+    next.status = "RUNNING";
+    delete next.cancelAction;
+    return { next, result: { cancelled, startsNow, claimed: { runId: event.runId, previous } } };
+  }
+  next.runQueue.push(event.runId);
   return { next, result: { cancelled, startsNow } };
 }
 

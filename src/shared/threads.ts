@@ -193,6 +193,13 @@ export interface EnqueueRunInput {
   resume?: ResumeCheck;
   /** Merged into the thread's metadata, key by key, in the same write (the graph and assistant it runs). */
   metadata?: Record<string, unknown>;
+  /**
+   * The caller runs the run itself when it may start at once: then the run takes the thread's lease until this
+   * time (epoch ms) in the same write, instead of joining the queue for a claim (one write fewer).
+   */
+  claimUntil?: number;
+  /** A run that is not a resume refuses a thread paused for a human (`/invoke`: a re-sent start keeps it). */
+  rejectPaused?: boolean;
 }
 
 /** What a resume needs of a paused thread. */
@@ -207,6 +214,8 @@ export interface EnqueueRunResult {
   cancelled: Array<{ runId: string; state: "running" | "queued" }>;
   /** The run is first in the queue and no run holds the thread: a claim now takes it. */
   startsNow: boolean;
+  /** With `claimUntil`: the run took the thread at once (it is not in the queue). */
+  claimed?: ClaimedRun;
 }
 
 export interface ClaimRunInput {

@@ -2,11 +2,9 @@ import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import type { CancelAction, MultitaskStrategy } from "../../src/shared/runs";
 import type {
-  AcquireLeaseInput,
   ClaimRunOutcome,
   EnqueueRunInput,
   EnqueueRunResult,
-  LeaseMode,
   PendingInterrupt,
   ThreadRecord,
   ThreadStatus,
@@ -132,6 +130,8 @@ interface EnqueueCall {
   strategy: MultitaskStrategy;
   createIfMissing: boolean;
   resume?: ResumeCheck;
+  rejectPaused?: boolean;
+  claimUntil?: number;
   now: number;
 }
 
@@ -141,12 +141,18 @@ export const model = {
     if (!before && !input.createIfMissing) return unchanged("ThreadNotFoundError");
     const r = before ? clone(before) : emptyRecord();
     const isBusy = busy(r, input.now);
-    if (input.strategy === "reject" && isBusy) return unchanged("ThreadBusyError");
+    const stalled = stalledRun(r, input.now);
+    if (input.strategy === "reject" && (isBusy || stalled !== undefined)) {
+      return unchanged("ThreadBusyError");
+    }
     // Choice (the rulebook is silent): a resume of a missing thread is checked like any idle thread's, so it
     // fails with NothingToResumeError and the thread is not created.
     if (input.resume && !isBusy) {
       const error = resumeError(before, input.resume.graphId, input.resume.interruptIds);
       if (error) return unchanged(error);
+    }
+    if (!input.resume && input.rejectPaused && before?.status === "PAUSED_FOR_HUMAN") {
+      return unchanged("ThreadPausedError");
     }
     const cancelled: EnqueueRunResult["cancelled"] = [];
     const current = holder(r, input.now);
@@ -159,6 +165,24 @@ export const model = {
       }
     }
     const startsNow = r.runQueue.length === 0 && current === undefined;
+    if (startsNow && input.claimUntil !== undefined && stalled === undefined) {
+      // Taken in place: the run holds the thread at once and never waits in the queue.
+      const previous = before ?? clone(r);
+      r.leaseOwner = input.runId;
+      r.leaseExpiresAt = input.claimUntil;
+      r.status = "RUNNING";
+      delete r.cancelAction;
+      return {
+        record: r,
+        outcome: {
+          value: {
+            cancelled,
+            startsNow,
+            claimed: { runId: input.runId, previous: previous as unknown as ThreadRecord },
+          },
+        },
+      };
+    }
     r.runQueue.push(input.runId);
     return { record: r, outcome: { value: { cancelled, startsNow } } };
   },
@@ -262,29 +286,6 @@ export const model = {
     return { record: r, outcome: { value } };
   },
 
-  acquire(
-    before: ModelRecord | undefined,
-    input: Omit<AcquireLeaseInput, "tenantId" | "threadId">,
-  ): Step<ModelRecord | undefined> {
-    const refuse = (error: string) => ({ record: before, outcome: { error } });
-    if (!before && input.mode !== "start-or-create") return refuse("ThreadNotFoundError");
-    if (before && (busy(before, input.now) || stalledRun(before, input.now) !== undefined)) {
-      return refuse("ThreadBusyError");
-    }
-    if (input.mode === "resume") {
-      const error = resumeError(before, input.graphId, input.resumeIds);
-      if (error) return refuse(error);
-    } else if (input.rejectPaused && before?.status === "PAUSED_FOR_HUMAN") {
-      return refuse("ThreadPausedError");
-    }
-    const r = before ? clone(before) : emptyRecord();
-    r.status = "RUNNING";
-    r.leaseOwner = input.owner;
-    r.leaseExpiresAt = input.expiresAt;
-    r.graphId = input.graphId;
-    return { record: r, outcome: { value: before } };
-  },
-
   lock(
     before: ModelRecord | undefined,
     input: { owner: string; now: number; expiresAt: number },
@@ -319,6 +320,9 @@ type Command =
       strategy: MultitaskStrategy;
       createIfMissing: boolean;
       resume: ResumeCheck | undefined;
+      rejectPaused: boolean;
+      /** Taken in place (the caller runs it) with a lease this long, when it may start at once. */
+      inPlace: number | undefined;
     }
   | { kind: "claimHead"; lease: number }
   | { kind: "claimRun"; pick: number; lease: number }
@@ -335,14 +339,6 @@ type Command =
     }
   | { kind: "advance"; ms: number }
   | { kind: "crash" }
-  | {
-      kind: "acquire";
-      mode: LeaseMode;
-      graphId: string;
-      resumeIds: string[] | undefined;
-      rejectPaused: boolean;
-      lease: number;
-    }
   | { kind: "lock"; lease: number };
 
 const GRAPHS = ["g1", "g2"];
@@ -365,6 +361,8 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
         fc.record({ graphId: graphArb, interruptIds: fc.option(idsArb, { nil: undefined }) }),
         { nil: undefined, freq: 3 },
       ),
+      rejectPaused: fc.boolean(),
+      inPlace: fc.option(leaseArb, { nil: undefined, freq: 2 }),
     }),
   },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant("claimHead" as const), lease: leaseArb }) },
@@ -419,17 +417,6 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: "crash" as const }) },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      kind: fc.constant("acquire" as const),
-      mode: fc.constantFrom<LeaseMode>("start-or-create", "start", "resume"),
-      graphId: graphArb,
-      resumeIds: fc.option(idsArb, { nil: undefined }),
-      rejectPaused: fc.boolean(),
-      lease: leaseArb,
-    }),
-  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("lock" as const), lease: leaseArb }) },
 );
 
@@ -472,6 +459,13 @@ function projectClaim(outcome: Outcome<SpecClaimRunOutcome>): unknown {
   if ("error" in outcome || outcome.value.kind !== "claimed") return outcome;
   const { runId, previous } = outcome.value.run;
   return { value: { kind: "claimed", run: { runId, previous: project(previous) } } };
+}
+
+function projectEnqueue(outcome: Outcome<EnqueueRunResult>): unknown {
+  if ("error" in outcome || !outcome.value.claimed) return outcome;
+  const { runId, previous } = outcome.value.claimed;
+  const asModel = "threadId" in previous ? project(previous) : previous;
+  return { value: { ...outcome.value, claimed: { runId, previous: asModel } } };
 }
 
 function projectRecordOutcome(outcome: Outcome<ThreadRecord | ModelRecord | undefined>): unknown {
@@ -1018,52 +1012,51 @@ export function describeThreadStoreContract(
       });
     });
 
-    describe("acquireLease and lockThread", () => {
-      const acquire = (threadId: string, now: number, extra: Partial<AcquireLeaseInput> = {}) =>
-        store.acquireLease({
+    describe("runs taken in place, and lockThread", () => {
+      const inPlace = (threadId: string, runId: string, now: number, extra = {}) =>
+        store.enqueueRun({
           tenantId,
           threadId,
-          owner: "direct",
-          expiresAt: now + 10,
+          runId,
+          strategy: "reject",
           now,
-          mode: "start",
-          graphId: "g1",
+          createIfMissing: true,
+          claimUntil: now + 10,
           ...extra,
         });
-      const lock = (threadId: string, now: number) =>
-        store.lockThread({ tenantId, threadId, owner: "lock", expiresAt: now + 10, now });
+      const lock = (threadId: string, now: number, owner = "lock") =>
+        store.lockThread({ tenantId, threadId, owner, expiresAt: now + 10, now });
 
-      it("take over a direct run's lapsed lease (its process died): no run to recover", async () => {
+      it("a lock's lapsed lease (its process died) leaves the thread free: no run to recover", async () => {
         const threadId = freshThread();
-        await acquire(threadId, T, { mode: "start-or-create", owner: "~crashed" });
-        // The lease lapses with the thread still RUNNING; nothing waits on it.
+        await store.create({ tenantId, threadId, metadata: {}, now: T, ifExists: "raise" });
+        await lock(threadId, T, "~crashed");
         expect(await claim(threadId, T + 20, T + 30)).toEqual({ kind: "none" });
-        expect(await acquire(threadId, T + 20, { owner: "~next" })).toMatchObject({
-          status: "RUNNING",
+        expect(project(await lock(threadId, T + 20, "~next"))).toMatchObject({
           leaseOwner: "~crashed",
         });
         expect(await read(threadId)).toMatchObject({ leaseOwner: "~next" });
       });
 
-      it("take an idle thread, and refuse a busy one", async () => {
+      it("a run taken in place holds the thread at once, outside the queue; others are refused", async () => {
         const threadId = freshThread();
-        expect(await acquire(threadId, T, { mode: "start-or-create" })).toBeUndefined();
+        const taken = await inPlace(threadId, "a", T);
+        expect(taken.startsNow).toBe(true);
+        expect(taken.claimed?.runId).toBe("a");
         expect(await read(threadId)).toMatchObject({
           status: "RUNNING",
-          leaseOwner: "direct",
-          graphId: "g1",
+          leaseOwner: "a",
+          leaseExpiresAt: T + 10,
+          runQueue: [],
         });
-        await expect(acquire(threadId, T + 1)).rejects.toMatchObject({ name: "ThreadBusyError" });
-        await expect(lock(threadId, T + 1)).rejects.toMatchObject({ name: "ThreadBusyError" });
-        await finish(threadId, "direct", T + 2);
-        await enqueue(threadId, { runId: "b", now: T + 3 });
-        await expect(acquire(threadId, T + 3)).rejects.toMatchObject({ name: "ThreadBusyError" });
-        await expect(lock(threadId, T + 3)).rejects.toMatchObject({ name: "ThreadBusyError" });
-        const continuing = await continuingThread();
-        await expect(acquire(continuing, T + 20)).rejects.toMatchObject({
+        await expect(inPlace(threadId, "b", T + 1)).rejects.toMatchObject({
           name: "ThreadBusyError",
         });
-        await expect(lock(continuing, T + 20)).rejects.toMatchObject({ name: "ThreadBusyError" });
+        await expect(lock(threadId, T + 1)).rejects.toMatchObject({ name: "ThreadBusyError" });
+        // A run that may wait queues behind it, untaken.
+        const queued = await inPlace(threadId, "c", T + 2, { strategy: "enqueue" });
+        expect(queued).toEqual({ cancelled: [], startsNow: false });
+        expect(await read(threadId)).toMatchObject({ leaseOwner: "a", runQueue: ["c"] });
         const idle = freshThread();
         await store.create({ tenantId, threadId: idle, metadata: {}, now: T, ifExists: "raise" });
         expect(project(await lock(idle, T))).toMatchObject({ runQueue: [] });
@@ -1072,13 +1065,36 @@ export function describeThreadStoreContract(
       });
 
       // fails on the store before the rulebook
-      it("refuse a thread whose RUNNING run stopped renewing its lease (stalled)", async () => {
+      it("a stalled run keeps the thread: reject and locks are refused, other runs queue untaken", async () => {
         const threadId = freshThread();
-        await acquire(threadId, T, { mode: "start-or-create" });
+        await inPlace(threadId, "a", T);
         const before = await read(threadId);
-        await expect(acquire(threadId, T + 11)).rejects.toMatchObject({ name: "ThreadBusyError" });
+        await expect(inPlace(threadId, "b", T + 11)).rejects.toMatchObject({
+          name: "ThreadBusyError",
+        });
         await expect(lock(threadId, T + 11)).rejects.toMatchObject({ name: "ThreadBusyError" });
         expect(await read(threadId)).toEqual(before);
+        const queued = await inPlace(threadId, "c", T + 12, { strategy: "enqueue" });
+        expect(queued.claimed).toBeUndefined();
+        expect(await claim(threadId, T + 12, T + 30)).toEqual({ kind: "stalled", runId: "a" });
+      });
+
+      it("a start that refuses a paused thread does; a resume of it goes ahead", async () => {
+        const threadId = freshThread();
+        await inPlace(threadId, "a", T);
+        await finish(threadId, "a", T + 1, {
+          status: "PAUSED_FOR_HUMAN",
+          interrupts: [{ id: "i1", value: 1 }],
+          graphId: "g1",
+        });
+        await expect(inPlace(threadId, "b", T + 2, { rejectPaused: true })).rejects.toMatchObject({
+          name: "ThreadPausedError",
+        });
+        const resumed = await inPlace(threadId, "c", T + 3, {
+          rejectPaused: true,
+          resume: { graphId: "g1", interruptIds: ["i1"] },
+        });
+        expect(resumed.claimed?.runId).toBe("c");
       });
     });
 
@@ -1152,20 +1168,25 @@ async function runSchedule(
           createIfMissing: command.createIfMissing,
           now,
           ...(command.resume ? { resume: command.resume } : {}),
+          ...(command.rejectPaused ? { rejectPaused: true } : {}),
+          ...(command.inPlace !== undefined ? { claimUntil: now + command.inPlace } : {}),
         };
         const step = model.enqueue(before, input);
         const outcome = await outcomeOf(() =>
           store.enqueueRun({ ...base, ...input } as SpecEnqueueRunInput),
         );
         if ("value" in outcome) {
-          enqueued.push(runId);
+          // A run taken in place never waits in the queue: the FIFO check below skips it.
+          if (outcome.value.claimed && input.claimUntil !== undefined) {
+            believers.set(runId, input.claimUntil);
+          } else enqueued.push(runId);
           for (const item of outcome.value.cancelled) {
             if (item.state === "queued") gone.add(item.runId);
           }
         }
         expected = step;
-        actual = outcome;
-        expectedOutcome = step.outcome;
+        actual = projectEnqueue(outcome);
+        expectedOutcome = projectEnqueue(step.outcome);
         break;
       }
       case "claimHead":
@@ -1265,25 +1286,6 @@ async function runSchedule(
         crashed.add(victim);
         believers.delete(victim);
         continue;
-      }
-      case "acquire": {
-        const owner = freshId("direct");
-        const input = {
-          owner,
-          now,
-          expiresAt: now + command.lease,
-          mode: command.mode,
-          graphId: command.graphId,
-          ...(command.resumeIds ? { resumeIds: command.resumeIds } : {}),
-          ...(command.rejectPaused ? { rejectPaused: true } : {}),
-        };
-        const step = model.acquire(before, input);
-        const outcome = await outcomeOf(() => store.acquireLease({ ...base, ...input }));
-        if ("value" in outcome) believers.set(owner, input.expiresAt);
-        expected = step;
-        actual = projectRecordOutcome(outcome);
-        expectedOutcome = projectRecordOutcome(step.outcome as Outcome<ModelRecord | undefined>);
-        break;
       }
       case "lock": {
         const owner = freshId("lock");

@@ -37,7 +37,13 @@ export const joinRunStream: RouteHandler = async (context) => {
 
 async function createAndFollow(context: RouteContext, threadId: string, stateless: boolean) {
   const runs = manager(context);
-  const { run, startsNow, body } = await startRun(context, threadId, stateless, true, true);
+  const { run, startsNow, claimed, body } = await startRun(
+    context,
+    threadId,
+    stateless,
+    true,
+    true,
+  );
   let leg: Promise<unknown> | undefined;
   if (startsNow) {
     // This request runs the run's first leg; its events reach the response from this process.
@@ -52,6 +58,7 @@ async function createAndFollow(context: RouteContext, threadId: string, stateles
         },
         false,
         run,
+        claimed,
       )
       .catch((error: unknown) => {
         context.logger.error(

@@ -5,6 +5,7 @@ import {
   ThreadBusyError,
 } from "../../shared/errors";
 import type { AssistantRecord } from "../../shared/assistants";
+import type { ClaimedRun } from "../../shared/threads";
 import {
   FINAL_RUN_STATUSES,
   type CancelAction,
@@ -188,7 +189,7 @@ export async function startRun(
   streamed = false,
   /** The body (its checkpoint too) and assistant, when the caller has already checked them (a batch's item). */
   prepared?: { body: RunBody; assistant: AssistantRecord },
-): Promise<{ run: RunRecord; startsNow: boolean; body: RunBody }> {
+): Promise<{ run: RunRecord; startsNow: boolean; claimed?: ClaimedRun; body: RunBody }> {
   const runs = manager(context);
   const body = prepared?.body ?? parseRunBody(context.body, context.webhooks);
   const assistant = prepared?.assistant ?? (await runAssistant(context, body.assistantId));
@@ -210,6 +211,8 @@ export async function startRun(
       metadata: body.metadata,
       strategy: body.strategy,
       createIfMissing: stateless || body.ifNotExists === "create",
+      // A run this request runs itself takes the thread as it is created, when it may start at once.
+      ...(inPlace ? { inPlaceUntil: Date.now() + budgetOf(context) } : {}),
     });
     if (!created.startsNow || !inPlace) {
       // Whoever holds the thread takes this run when it ends; a dispatch covers a thread freed meanwhile.
@@ -313,12 +316,12 @@ async function waitForRun(
     throw new RunBudgetExhaustedError(context.remainingMs, context.deadlineMarginMs);
   }
   const runs = manager(context);
-  const { run, startsNow } = await startRun(context, threadId, stateless, true);
+  const { run, startsNow, claimed } = await startRun(context, threadId, stateless, true);
   const deadline = Date.now() + budgetOf(context);
   if (startsNow) {
     // This request runs the run's first leg itself; what is left over goes to the dispatcher.
     const time = { legDeadline: deadline, processDeadline: Date.now() + context.remainingMs };
-    await runs.work({ tenantId: context.tenantId, threadId }, time, false, run);
+    await runs.work({ tenantId: context.tenantId, threadId }, time, false, run, claimed);
   }
   const joined = await runs.join(
     context.tenantId,

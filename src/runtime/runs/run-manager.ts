@@ -7,7 +7,7 @@ import {
   type RunRecord,
   type RunStore,
 } from "../../shared/runs";
-import type { ThreadRecord } from "../../shared/threads";
+import type { ClaimedRun, ThreadRecord } from "../../shared/threads";
 import { sleep } from "../../shared/sleep";
 import { isResumeMap } from "../graphs/engine";
 import { runLeg } from "./leg";
@@ -39,6 +39,13 @@ export interface CreateRunInput {
   strategy: MultitaskStrategy;
   /** Create the thread when missing (`if_not_exists: "create"`, stateless runs). */
   createIfMissing: boolean;
+  /** A start (not a resume) refuses a thread paused for a human: ThreadPausedError (`/invoke`). */
+  rejectPaused?: boolean;
+  /**
+   * The caller runs the run's first leg itself, until this deadline (epoch ms), when the run may start at once:
+   * the run then takes the thread (a heartbeat lease) in the same write that would have queued it.
+   */
+  inPlaceUntil?: number;
 }
 
 /**
@@ -79,7 +86,9 @@ export class RunManager {
    * Creates a pending run in its thread's queue, as its strategy says; runs it replaces (`interrupt`,
    * `rollback`) are asked to stop or leave the queue. Throws ThreadNotFoundError or ThreadBusyError (reject).
    */
-  async create(input: CreateRunInput): Promise<{ run: RunRecord; startsNow: boolean }> {
+  async create(
+    input: CreateRunInput,
+  ): Promise<{ run: RunRecord; startsNow: boolean; claimed?: ClaimedRun }> {
     const { threads, runs } = this.options;
     const now = this.now();
     const run: RunRecord = {
@@ -101,14 +110,19 @@ export class RunManager {
     await runs.putRun(input.tenantId, run, { createThread: input.createIfMissing });
     let cancelled;
     let startsNow;
+    let claimed;
     try {
-      ({ cancelled, startsNow } = await threads.enqueueRun({
+      ({ cancelled, startsNow, claimed } = await threads.enqueueRun({
         tenantId: input.tenantId,
         threadId: input.threadId,
         runId: run.runId,
         strategy: input.strategy,
         now,
         createIfMissing: input.createIfMissing,
+        ...(input.rejectPaused ? { rejectPaused: true } : {}),
+        ...(input.inPlaceUntil !== undefined
+          ? { claimUntil: Math.min(input.inPlaceUntil, now + this.options.leaseMs) }
+          : {}),
         // The thread's metadata names its graph and assistant (LangGraph Server's clients filter threads by them).
         metadata: { graph_id: input.graphId, assistant_id: input.assistantId },
         ...(resume !== undefined
@@ -132,7 +146,7 @@ export class RunManager {
         await endQueued(this.m, input.tenantId, input.threadId, replaced.runId, action);
       }
     }
-    return { run, startsNow };
+    return claimed ? { run, startsNow, claimed } : { run, startsNow };
   }
 
   /** Asks a run to stop. Throws ThreadNotFoundError (as a missing run) when neither waits nor runs. */
@@ -182,10 +196,16 @@ export class RunManager {
     thenQueue = true,
     /** The run this request just created, as it stored it: its first leg need not read it back. */
     created?: RunRecord,
+    /** The thread as `created` took it when it was created (CreateRunInput.claimUntil): no claim needed. */
+    claimed?: ClaimedRun,
   ): Promise<void> {
     const deadline = time.legDeadline;
     let next: RunJob | undefined = job;
     let first = true;
+    if (created && claimed?.runId === created.runId) {
+      first = false;
+      next = await runLeg(this.m, job.tenantId, job.threadId, claimed, time, created);
+    }
     while (next) {
       if (!first && !thenQueue) {
         await this.options.dispatcher.dispatch(next);
