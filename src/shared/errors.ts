@@ -211,6 +211,15 @@ export class RunDeadlineError extends RuntimeError {
   }
 }
 
+/** A run its request was waiting for was cancelled meanwhile (a cancel or another run's `interrupt`/`rollback`). */
+export class RunCancelledError extends RuntimeError {
+  constructor(readonly runId: string) {
+    super(
+      `Run cancelled: ${runId} was stopped by a cancel before it ended; the thread keeps what it wrote`,
+    );
+  }
+}
+
 /** Root of the long-term memory store's errors (DynamoDBStore, BoundedInMemoryStore). */
 export class StoreError extends MemoryTableError {}
 

@@ -7,7 +7,6 @@ import {
   ThreadPausedError,
 } from "./errors";
 import type {
-  AcquireLeaseInput,
   CancelRunInput,
   ClaimRunInput,
   ClaimRunOutcome,
@@ -23,7 +22,7 @@ import type {
 } from "./threads";
 
 /**
- * The run rulebook: every change a run, a direct run or a thread lock makes to a thread record, as pure functions
+ * The run rulebook: every change a run or a thread lock makes to a thread record, as pure functions
  * of the record and one event. A rule returns the record to write (or none when nothing changes) and what the
  * caller learns (its effects: runs to stop, whether to start now, a claimed run...), or throws a domain error
  * before anything is written. The thread stores (DynamoDB's thread records, the in-memory one) only read, apply
@@ -57,28 +56,28 @@ export function holderOf(record: ThreadRecord, now: number): string | undefined 
 
 /**
  * The run a thread waits on while nothing holds its lease (see the terms above), if any. A lapsed lease of a
- * direct run or a lock (an owner from {@link directLeaseOwner}) is no run to recover: it is simply free, and the
- * next direct run takes the thread over as it finds it.
+ * lock (an owner from {@link lockOwner}) is no run to recover: it is simply free, and the next run or lock
+ * takes the thread as it finds it.
  */
 export function stalledRunOf(record: ThreadRecord, now: number): string | undefined {
   if (isLeased(record, now)) return undefined;
   if (record.continuing !== undefined) return record.continuing;
   const owner = record.leaseOwner;
-  return record.status === "RUNNING" && owner !== undefined && !isDirectLeaseOwner(owner)
+  return record.status === "RUNNING" && owner !== undefined && !isLockOwner(owner)
     ? owner
     : undefined;
 }
 
-// Owners of leases that are not background runs (direct runs, locks) start with this; run ids never do.
-const DIRECT_OWNER_PREFIX = "~";
+// Owners of locks (changes that are not runs) start with this; run ids never do.
+const LOCK_OWNER_PREFIX = "~";
 
-/** A lease owner for a direct run (`/invoke`) or a lock: never mistaken for a background run's id. */
-export function directLeaseOwner(): string {
-  return `${DIRECT_OWNER_PREFIX}${randomUUID()}`;
+/** A lock's lease owner: never mistaken for a run's id. */
+export function lockOwner(): string {
+  return `${LOCK_OWNER_PREFIX}${randomUUID()}`;
 }
 
-export function isDirectLeaseOwner(owner: string): boolean {
-  return owner.startsWith(DIRECT_OWNER_PREFIX);
+export function isLockOwner(owner: string): boolean {
+  return owner.startsWith(LOCK_OWNER_PREFIX);
 }
 
 export function newThreadRecord(
@@ -265,39 +264,7 @@ export function decideFinish(
   return { next, result };
 }
 
-// ------------------------------------------------------------------ direct runs and locks
-
-/**
- * A direct run (`/invoke`) takes an idle thread's lease and marks it RUNNING. Background runs waiting for the
- * thread go first, and a stalled run must be recovered before anything else runs. Result: the record as it was
- * (undefined when this call creates it).
- */
-export function decideAcquire(
-  record: ThreadRecord | undefined,
-  event: AcquireLeaseInput,
-): Decision<ThreadRecord | undefined> {
-  if (!record && event.mode !== "start-or-create") throw new ThreadNotFoundError(event.threadId);
-  if (record && (isBusy(record, event.now) || stalledRunOf(record, event.now) !== undefined)) {
-    throw new ThreadBusyError(event.threadId);
-  }
-  if (event.mode === "resume" && record) {
-    const rejection = resumeRejection(record, {
-      graphId: event.graphId,
-      interruptIds: event.resumeIds,
-    });
-    if (rejection) throw rejection;
-  }
-  if (event.mode !== "resume" && event.rejectPaused && record?.status === "PAUSED_FOR_HUMAN") {
-    throw new ThreadPausedError(event.threadId);
-  }
-  const next = record ? copyRecord(record) : newThreadRecord(event.threadId, event.now);
-  next.status = "RUNNING";
-  next.updatedAt = event.now;
-  next.leaseOwner = event.owner;
-  next.leaseExpiresAt = event.expiresAt;
-  next.graphId = event.graphId;
-  return { next, result: record };
-}
+// ------------------------------------------------------------------ locks
 
 /**
  * A change that is not a run (a deletion, a state update, a copy being filled) takes the lease so no run starts

@@ -60,6 +60,11 @@ export interface RunKwargs {
   /** Seconds after its creation before the run starts. */
   afterSeconds?: number;
   durability?: "sync" | "async" | "exit";
+  /**
+   * A leg that reaches its deadline ends the run in `timeout` instead of handing it to a next leg: the client
+   * continues the thread itself (`/invoke`, whose answer says how).
+   */
+  stopAtDeadline?: boolean;
 }
 
 /** A run, as stored. Times are epoch milliseconds. */

@@ -45,35 +45,6 @@ export interface ThreadRecord {
   continuing?: string;
 }
 
-/** What a run needs the thread to be before it may take the lease. */
-export type LeaseMode =
-  /** Start a run; create the thread when it does not exist. */
-  | "start-or-create"
-  /** Start a run on an existing thread. */
-  | "start"
-  /** Resume: the thread must be paused at an interrupt. */
-  | "resume";
-
-export interface AcquireLeaseInput {
-  tenantId: string;
-  threadId: string;
-  /** Unique id of the run taking the lease. */
-  owner: string;
-  /** When the lease lapses on its own (the holder's Lambda deadline), epoch ms. */
-  expiresAt: number;
-  now: number;
-  mode: LeaseMode;
-  /** The graph the run runs. */
-  graphId: string;
-  /**
-   * Resume only: the interrupt ids a resume map names. The lease is taken only when each is pending and the
-   * thread is paused in `graphId`, so a rejected resume writes nothing.
-   */
-  resumeIds?: string[];
-  /** Start only: refuse a thread paused for a human (ThreadPausedError) instead of starting over it. */
-  rejectPaused?: boolean;
-}
-
 export interface ReleaseLeaseInput {
   tenantId: string;
   threadId: string;
@@ -145,12 +116,6 @@ export interface ThreadStore {
   get(tenantId: string, threadId: string): Promise<ThreadRecord | undefined>;
   /** Throws ThreadExistsError (`ifExists: "raise"`) or ThreadExpiredError (the caller removes the old thread). */
   create(input: CreateThreadInput): Promise<ThreadRecord>;
-  /**
-   * Takes the run lease in one conditional write that also marks the thread RUNNING. Returns the record as it
-   * was before (undefined when the call created it). Throws ThreadNotFoundError, ThreadExpiredError,
-   * ThreadBusyError, NothingToResumeError, AssistantMismatchError or ThreadPausedError without changing anything.
-   */
-  acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined>;
   /** Writes the run's outcome and frees the lease in one write. False when the lease was no longer ours. */
   releaseLease(input: ReleaseLeaseInput): Promise<boolean>;
   /** The tenant's threads (optionally in one status, or only some ids), read lazily; see ThreadScan. */

@@ -6,7 +6,6 @@ import {
 } from "../shared/errors";
 import * as rules from "../shared/run-rules";
 import type {
-  AcquireLeaseInput,
   CancelRunInput,
   ClaimRunInput,
   ClaimRunOutcome,
@@ -164,17 +163,6 @@ export class ThreadRecords implements ThreadStore {
     if (isExpired(current[A.ttl], input.now)) throw new ThreadExpiredError(input.threadId);
     if (input.ifExists === "raise") throw new ThreadExistsError(input.threadId);
     return toRecord(current);
-  }
-
-  acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined> {
-    return this.ruleWriter.apply(
-      input.tenantId,
-      input.threadId,
-      input.now,
-      (record) => rules.decideAcquire(record, input),
-      // A direct run that may create its thread usually starts a new one: one write, no read, when it does.
-      { renewLife: true, expired: "throw", guessAbsent: input.mode === "start-or-create" },
-    );
   }
 
   async releaseLease(input: ReleaseLeaseInput): Promise<boolean> {

@@ -176,4 +176,34 @@ describe.each<Backend>(["memory", "dynamodb"])("simple face (%s checkpointer)", 
     });
     expect(response.status).toBe(401);
   });
+
+  it("runs through the run machinery: each call is a run record the server face lists", async () => {
+    const started = await postJson(`${server.url}/invoke`, token, {
+      thread_id: "booking-runs",
+      input: { request: "move my appointment" },
+    });
+    expect(started.status).toBe(202);
+    const refused = await postJson(`${server.url}/invoke`, token, {
+      thread_id: "booking-runs",
+      input: { request: "start over" },
+    });
+    expect(refused.status).toBe(409);
+    const done = await postJson(`${server.url}/invoke`, token, {
+      thread_id: "booking-runs",
+      resume: { approve: true },
+    });
+    expect(done.status).toBe(200);
+    const listed = await fetch(`${server.url}/threads/booking-runs/runs`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(listed.status).toBe(200);
+    const runs = (await listed.json()) as Array<Record<string, unknown>>;
+    // Newest first; the refused start left no run behind.
+    expect(runs.map((run) => [run.status, run.multitask_strategy])).toEqual([
+      ["success", "reject"],
+      ["success", "reject"],
+    ]);
+    expect(runs[0]!.kwargs).toMatchObject({ command: { resume: { approve: true } } });
+    expect(runs[1]!.kwargs).toMatchObject({ input: { request: "move my appointment" } });
+  });
 });

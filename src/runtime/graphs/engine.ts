@@ -1,12 +1,11 @@
-import { directLeaseOwner } from "../../shared/run-rules";
+import { lockOwner } from "../../shared/run-rules";
 import { randomUUID } from "node:crypto";
-import { Command, isUnknownInterruptError } from "@langchain/langgraph";
+import { Command } from "@langchain/langgraph";
 import type { BaseStore } from "@langchain/langgraph-checkpoint";
 import { runGraphLeg } from "./graph-leg";
 import type { Logger } from "pino";
 import {
   CheckpointerRequiredError,
-  NothingToResumeError,
   RunBudgetExhaustedError,
   ThreadExpiredError,
   ThreadNotFoundError,
@@ -17,14 +16,13 @@ import type {
   PendingInterrupt,
   ReleaseLeaseInput,
   ThreadRecord,
-  ThreadStatus,
   ThreadStore,
 } from "../../shared/threads";
 import type { GraphRegistry } from "./graph-registry";
 import type { RequestScope } from "./scoped-checkpointer";
 import type { AnySaver, HandlerGraph } from "../types";
 
-/** A run the caller asked for: a start (with input, possibly `null` to continue) or a resume. */
+/** A run without a thread the caller asked for: a start (with input). A resume needs a checkpointer. */
 export interface RunRequest {
   tenantId: string;
   threadId: string;
@@ -32,10 +30,6 @@ export interface RunRequest {
   kind: "start" | "resume";
   input?: unknown;
   resume?: unknown;
-  /** Create the thread when it does not exist (the simple face, `if_not_exists: "create"`). */
-  createIfMissing: boolean;
-  /** A start refuses a thread paused for a human (the simple face: a re-sent start must not discard it). */
-  rejectPaused?: boolean;
   /** Milliseconds until the Lambda deadline. */
   remainingMs: number;
 }
@@ -158,81 +152,23 @@ export class RunEngine {
     return record;
   }
 
+  /**
+   * Runs a graph without a thread (a handler without a checkpointer keeps none): it completes, fails or stops at
+   * the deadline; a graph that would pause or a resume needs a checkpointer. A run on a thread is a run of the run
+   * machinery (runs/), whatever the face.
+   */
   async run(request: RunRequest): Promise<RunOutcome> {
     const budgetMs = request.remainingMs - this.options.deadlineMarginMs;
     // Nothing ran yet: a "continue with input null" answer would be wrong (there may be no checkpoint).
     if (budgetMs <= 0) {
       throw new RunBudgetExhaustedError(request.remainingMs, this.options.deadlineMarginMs);
     }
-    if (!this.options.store) return this.runStateless(request, budgetMs);
-    const store = this.options.store;
-    const scope = this.tenant(request.tenantId);
-    const owner = directLeaseOwner();
-    const now = Date.now();
-    const mode =
-      request.kind === "resume" ? "resume" : request.createIfMissing ? "start-or-create" : "start";
-    const previous = await this.replacingExpired(
-      scope,
-      request.threadId,
-      mode === "start-or-create",
-      () =>
-        store.acquireLease({
-          tenantId: request.tenantId,
-          threadId: request.threadId,
-          owner,
-          expiresAt: now + request.remainingMs,
-          now,
-          mode,
-          graphId: request.assistantId,
-          resumeIds: isResumeMap(request.resume) ? Object.keys(request.resume) : undefined,
-          rejectPaused: request.rejectPaused,
-        }),
-    );
-    // Until the graph has run, a failure restores the thread exactly as it was.
-    let release: ReturnType<typeof releaseFor> & { graphId?: string } = {
-      status: previous?.status,
-      nextNodes: previous?.nextNodes ?? [],
-      interrupts: previous?.interrupts ?? [],
-      graphId: previous?.graphId,
-    };
-    // An aborted stream returns at once while its node's code may still run (JavaScript cannot stop it): then
-    // the outcome is written but the lease stays until it lapses at this run's deadline, so no continuation
-    // can run the same node alongside it.
-    let keepLease = false;
-    try {
-      const { graph, failure } = await this.buildGraph(request);
-      // Nothing ran: the thread stays as it was (the release restores it).
-      if (!graph) return failure;
-      const { outcome, nodesRunning } = await this.execute(graph, scope, request, budgetMs);
-      keepLease = outcome.kind === "deadline" && nodesRunning;
-      release = releaseFor(outcome);
-      return outcome;
-    } catch (error) {
-      if (isUnknownInterruptError(error)) {
-        throw new NothingToResumeError(request.threadId, "the resume names no pending interrupt");
-      }
-      throw error;
-    } finally {
-      const released = await store
-        .releaseLease({
-          tenantId: request.tenantId,
-          threadId: request.threadId,
-          owner,
-          now: Date.now(),
-          keepLease,
-          ...release,
-        })
-        .catch((error: unknown) => {
-          this.options.logger.error(
-            { err: { name: (error as Error)?.name }, thread: request.threadId },
-            "lease release failed; it lapses at the run's deadline",
-          );
-          return true;
-        });
-      if (!released) {
-        this.options.logger.warn({ thread: request.threadId }, "run lease was lost before release");
-      }
-    }
+    if (request.kind === "resume") throw new CheckpointerRequiredError("Resuming a run");
+    const { graph, failure } = await this.buildGraph(request);
+    if (!graph) return failure;
+    const { outcome } = await this.execute(graph, this.tenant(request.tenantId), request, budgetMs);
+    if (outcome.kind === "paused") throw new CheckpointerRequiredError("Pausing at an interrupt");
+    return outcome;
   }
 
   /**
@@ -318,15 +254,6 @@ export class RunEngine {
     }
   }
 
-  private async runStateless(request: RunRequest, budgetMs: number): Promise<RunOutcome> {
-    if (request.kind === "resume") throw new CheckpointerRequiredError("Resuming a run");
-    const { graph, failure } = await this.buildGraph(request);
-    if (!graph) return failure;
-    const { outcome } = await this.execute(graph, this.tenant(request.tenantId), request, budgetMs);
-    if (outcome.kind === "paused") throw new CheckpointerRequiredError("Pausing at an interrupt");
-    return outcome;
-  }
-
   /** The assistant's graph, or a failed outcome when its factory throws (a 5xx would make the SDK re-send). */
   async buildGraph(
     request: Pick<RunRequest, "assistantId" | "tenantId">,
@@ -384,26 +311,6 @@ export function isResumeMap(value: unknown): value is Record<string, unknown> {
   return keys.length > 0 && keys.every((key) => /^[0-9a-f]{32}$/.test(key));
 }
 
-function releaseFor(outcome: RunOutcome): {
-  status: ThreadStatus | undefined;
-  nextNodes: string[];
-  interrupts: PendingInterrupt[];
-} {
-  switch (outcome.kind) {
-    case "paused":
-      return {
-        status: "PAUSED_FOR_HUMAN",
-        nextNodes: outcome.nextNodes,
-        interrupts: outcome.interrupts,
-      };
-    case "completed":
-      return { status: "COMPLETED", nextNodes: [], interrupts: [] };
-    default:
-      // A failed or stopped run: the thread continues from its last checkpoint with a run without input.
-      return { status: "ERROR", nextNodes: [], interrupts: [] };
-  }
-}
-
 /**
  * Takes a thread's lock for a change that is not a run (until `remainingMs` from now): the lock's owner and the
  * record as it was. ThreadBusyError while a run holds or waits for it, ThreadNotFoundError when there is none.
@@ -414,7 +321,7 @@ async function lockFor(
   threadId: string,
   remainingMs: number,
 ): Promise<{ owner: string; previous: ThreadRecord }> {
-  const owner = directLeaseOwner();
+  const owner = lockOwner();
   const now = Date.now();
   const previous = await store.lockThread({
     tenantId,

@@ -320,7 +320,11 @@ async function waitForRun(
   const deadline = Date.now() + budgetOf(context);
   if (startsNow) {
     // This request runs the run's first leg itself; what is left over goes to the dispatcher.
-    const time = { legDeadline: deadline, processDeadline: Date.now() + context.remainingMs };
+    const time = {
+      legDeadline: deadline,
+      processDeadline: Date.now() + context.remainingMs,
+      requestId: context.requestId,
+    };
     await runs.work({ tenantId: context.tenantId, threadId }, time, false, run, claimed);
   }
   const joined = await runs.join(
@@ -417,7 +421,6 @@ async function statelessWithoutCheckpointer(
     assistantId: assistant.graphId,
     kind: "start",
     input: body.kwargs.input,
-    createIfMissing: true,
     remainingMs: context.remainingMs,
   });
   context.log.outcome = outcome.kind;

@@ -7,6 +7,7 @@ import {
   type RouteContext,
   type RouteHandler,
 } from "./route-context";
+import { invokeRun, type InvokeRequest } from "./invoke-run";
 import { deadlineMessage, runAndRecord } from "./run-request";
 import type { PendingInterrupt } from "../../shared/threads";
 
@@ -21,15 +22,17 @@ export const invoke: RouteHandler = async (context) => {
   const hasResume = "resume" in body;
   exactlyOne(hasInput, hasResume, "resume");
   const assistantId = assistantFrom(context.registry, body.assistant_id, 400);
-  const outcome = await runAndRecord(context, {
-    threadId,
-    assistantId,
-    kind: hasResume ? "resume" : "start",
-    input: body.input,
-    resume: body.resume,
-    createIfMissing: true,
-    rejectPaused: true,
-  });
+  const kind = hasResume ? "resume" : "start";
+  const outcome = context.runs
+    ? await invokeAndLog(context, {
+        threadId,
+        graphId: assistantId,
+        kind,
+        input: body.input,
+        resume: body.resume,
+      })
+    : // Without a checkpointer there are no threads or runs: the graph runs here, statelessly.
+      await runAndRecord(context, { threadId, assistantId, kind, input: body.input });
   switch (outcome.kind) {
     case "paused":
       return json(202, {
@@ -58,6 +61,14 @@ export const invoke: RouteHandler = async (context) => {
       });
   }
 };
+
+async function invokeAndLog(context: RouteContext, request: InvokeRequest) {
+  context.log.thread = request.threadId;
+  context.log.assistant = request.graphId;
+  const outcome = await invokeRun(context, request);
+  context.log.outcome = outcome.kind;
+  return outcome;
+}
 
 export const threadStatus: RouteHandler = async (context: RouteContext): Promise<HttpResult> => {
   const threadId = threadIdFrom(context.params.thread_id, 400);

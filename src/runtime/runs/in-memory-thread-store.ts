@@ -2,7 +2,6 @@ import { ThreadExistsError, ThreadNotFoundError } from "../../shared/errors";
 import * as rules from "../../shared/run-rules";
 import { copyRecord, isBusy, newThreadRecord } from "../../shared/run-rules";
 import type {
-  AcquireLeaseInput,
   CancelRunInput,
   ClaimRunInput,
   ClaimRunOutcome,
@@ -55,12 +54,6 @@ export class InMemoryThreadStore implements ThreadStore {
     const record = newThreadRecord(input.threadId, input.now, input.metadata);
     this.insert(key, input.tenantId, record);
     return copyRecord(record);
-  }
-
-  acquireLease(input: AcquireLeaseInput): Promise<ThreadRecord | undefined> {
-    return this.apply(input.tenantId, input.threadId, (record) =>
-      rules.decideAcquire(record, input),
-    );
   }
 
   async releaseLease(input: ReleaseLeaseInput): Promise<boolean> {

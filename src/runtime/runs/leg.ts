@@ -75,8 +75,10 @@ export async function runLeg(
     );
   }
   const notBefore = run.createdAt + (run.kwargs.afterSeconds ?? 0) * 1000;
-  if (legs === 1 && notBefore > deadline - MIN_LEG_MS) {
-    // Not this leg's to start (after_seconds): the thread stays the run's, a later leg starts it.
+  // A run that ends at its deadline (stopAtDeadline) starts with whatever time its request has.
+  if (legs === 1 && !run.kwargs.stopAtDeadline && notBefore > deadline - MIN_LEG_MS) {
+    // Not this leg's to start (after_seconds, or too little time): the thread stays the run's, a later leg
+    // starts it.
     await threads.finishRun({
       tenantId,
       threadId,
@@ -146,9 +148,10 @@ export async function runLeg(
     // Every event is stored before the run's end is: a follower elsewhere reads them all.
     await writer?.close(result?.outcome.kind === "deadline");
   }
+  // Per graph, not per assistant: a dimension's values are billed each, and users create assistants at will.
   m.options.metrics.record(
-    run.assistantId,
-    metricOf(result.outcome, legs, m.options.maxLegs),
+    run.graphId,
+    metricOf(result.outcome, !run.kwargs.stopAtDeadline && legs < m.options.maxLegs),
     m.now() - started,
     legs === 1,
   );
@@ -295,8 +298,8 @@ function inputOf(kwargs: RunKwargs): unknown {
   return kwargs.input ?? null;
 }
 
-/** A leg's deadline is a hand-over to the next leg, unless it was the last leg allowed (the run times out). */
-function metricOf(outcome: LegOutcome, legs: number, maxLegs: number): MetricOutcome {
-  if (outcome.kind === "deadline") return legs < maxLegs ? "continued" : "deadline";
+/** A leg's deadline is a hand-over to the next leg, unless the run ends there (it times out). */
+function metricOf(outcome: LegOutcome, continues: boolean): MetricOutcome {
+  if (outcome.kind === "deadline") return continues ? "continued" : "deadline";
   return outcome.kind;
 }

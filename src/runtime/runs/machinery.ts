@@ -14,6 +14,8 @@ export interface WorkTime {
   processDeadline: number;
   /** The request doing this work streams the run's events to its client itself (from this process). */
   streamedHere?: boolean;
+  /** The request doing this work, if one does: its id goes on the run's log lines (a failure's error id). */
+  requestId?: string;
 }
 
 /** A thread of a tenant. */

@@ -28,6 +28,8 @@ export interface RecentRun {
   run?: EndedRun;
   /** Its final values, when its last leg ran here: a join answers them without reading the thread. */
   values?: Record<string, unknown>;
+  /** The nodes its thread waits to run, when it paused at an interrupt here. */
+  nextNodes?: string[];
 }
 
 /**

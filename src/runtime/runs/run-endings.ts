@@ -11,7 +11,8 @@ const MAX_RECENT_RUNS = 1_000;
  * still pending or running.
  */
 export type JoinResult =
-  { done: true; run: EndedRun; values?: Record<string, unknown> } | { done: false; run: RunRecord };
+  | { done: true; run: EndedRun; values?: Record<string, unknown>; nextNodes?: string[] }
+  | { done: false; run: RunRecord };
 
 /**
  * Runs that ended in this process, kept briefly with their final values for joins, and the signal a waiting
@@ -26,9 +27,12 @@ export class RunEndings {
     this.endings.setMaxListeners(0);
   }
 
-  /** The final values of a run whose last leg ran here (its record follows when it ends). */
-  keepValues(runId: string, values: Record<string, unknown>): void {
-    this.recent.remember(runId, { values });
+  /**
+   * The final values of a run whose last leg ran here (its record follows when it ends), and the nodes its
+   * thread waits to run when it paused.
+   */
+  keepValues(runId: string, values: Record<string, unknown>, nextNodes?: string[]): void {
+    this.recent.remember(runId, nextNodes ? { values, nextNodes } : { values });
   }
 
   valuesOf(runId: string): Record<string, unknown> | undefined {
@@ -56,9 +60,13 @@ export class RunEndings {
     for (;;) {
       const recent = this.recent.get(runId);
       if (recent?.run) {
-        return recent.values
-          ? { done: true, run: recent.run, values: recent.values }
-          : { done: true, run: recent.run };
+        const { values, nextNodes } = recent;
+        return {
+          done: true,
+          run: recent.run,
+          ...(values ? { values } : {}),
+          ...(nextNodes ? { nextNodes } : {}),
+        };
       }
       const run = first ?? (await runs.getRun(tenantId, threadId, runId));
       first = undefined;

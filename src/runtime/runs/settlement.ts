@@ -36,10 +36,14 @@ export async function settle(
       m.endings.keepValues(run.runId, outcome.values);
       return nextIf(await endRun(m, tenantId, run, claimed, "success", { status: "COMPLETED" }));
     case "paused":
-      m.endings.keepValues(run.runId, {
-        ...outcome.values,
-        __interrupt__: outcome.interrupts.map(({ id, value }) => ({ id, value })),
-      });
+      m.endings.keepValues(
+        run.runId,
+        {
+          ...outcome.values,
+          __interrupt__: outcome.interrupts.map(({ id, value }) => ({ id, value })),
+        },
+        outcome.nextNodes,
+      );
       return nextIf(
         await endRun(m, tenantId, run, claimed, "success", {
           status: "PAUSED_FOR_HUMAN",
@@ -51,6 +55,7 @@ export async function settle(
       m.options.logger.error(
         {
           errorId: outcome.errorId,
+          ...(time.requestId ? { requestId: time.requestId } : {}),
           err: { name: outcome.errorName },
           tenant: tenantId,
           thread: threadId,
@@ -82,6 +87,24 @@ export async function settle(
         await endRun(m, tenantId, run, claimed, "interrupted", { status: "COMPLETED" }),
       );
     case "deadline": {
+      if (run.kwargs.stopAtDeadline) {
+        // The run ends here and its client continues the thread. A node the leg aborted may still run: the
+        // lease then stays until this process's end, so a continuation cannot run that node alongside it.
+        return nextIf(
+          await endRun(
+            m,
+            tenantId,
+            run,
+            claimed,
+            "timeout",
+            {
+              status: "ERROR",
+              ...(result.nodesRunning ? { keepLease: true, leaseUntil: time.processDeadline } : {}),
+            },
+            { error: { error: "TimeoutError", message: "The run was stopped at its deadline" } },
+          ),
+        );
+      }
       if (eventCount !== undefined) {
         await m.options.runs.updateRun(tenantId, threadId, run.runId, { eventCount }, m.now());
       }
@@ -112,7 +135,12 @@ export async function endRun(
   run: RunRecord,
   claimed: ClaimedRun,
   status: RunStatus,
-  thread: Partial<Pick<FinishRunInput, "status" | "nextNodes" | "interrupts" | "graphId">>,
+  thread: Partial<
+    Pick<
+      FinishRunInput,
+      "status" | "nextNodes" | "interrupts" | "graphId" | "keepLease" | "leaseUntil"
+    >
+  >,
   extra: { error?: RunRecord["error"] } = {},
 ): Promise<FinishRunResult> {
   // The run's record first: a crash before the thread follows leaves the run holding a thread that says
@@ -128,6 +156,7 @@ export async function endRun(
     status: thread.status,
     nextNodes: thread.nextNodes ?? [],
     interrupts: thread.interrupts ?? [],
+    ...(thread.keepLease ? { keepLease: true, leaseUntil: thread.leaseUntil } : {}),
     // A run that never started leaves the thread's graph as it was.
     ...("graphId" in thread
       ? thread.graphId !== undefined

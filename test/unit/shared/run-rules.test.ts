@@ -1,9 +1,9 @@
 import {
-  decideAcquire,
   decideClaim,
   decideEnqueue,
   decideFinish,
-  directLeaseOwner,
+  decideLock,
+  lockOwner,
   newThreadRecord,
   stalledRunOf,
 } from "../../../src/shared/run-rules";
@@ -106,31 +106,37 @@ describe("the run rulebook", () => {
     ).toEqual({ kind: "none" });
   });
 
-  it("a direct run's lapsed lease is free, not a stalled run", () => {
-    const owner = directLeaseOwner();
-    const crashed = base({ status: "RUNNING", leaseOwner: owner, leaseExpiresAt: T - 1 });
+  it("a lock's lapsed lease is free, not a stalled run", () => {
+    const owner = lockOwner();
+    const crashed = base({ status: "COMPLETED", leaseOwner: owner, leaseExpiresAt: T - 1 });
     expect(stalledRunOf(crashed, T)).toBeUndefined();
-    const acquired = decideAcquire(crashed, {
+    const locked = decideLock(crashed, {
       tenantId: "tenant",
       threadId: "t",
-      owner: directLeaseOwner(),
+      owner: lockOwner(),
       expiresAt: T + 5,
       now: T,
-      mode: "start",
-      graphId: "g",
     });
-    expect(acquired.result).toEqual(crashed);
+    expect(locked.result).toEqual(crashed);
     // A background run's lapsed lease is not free: it waits for its takeover.
     const run = base({ status: "RUNNING", leaseOwner: "run-1", leaseExpiresAt: T - 1 });
     expect(() =>
-      decideAcquire(run, {
+      decideLock(run, {
         tenantId: "tenant",
         threadId: "t",
-        owner: directLeaseOwner(),
+        owner: lockOwner(),
         expiresAt: T + 5,
         now: T,
-        mode: "start",
-        graphId: "g",
+      }),
+    ).toThrow(expect.objectContaining({ name: "ThreadBusyError" }));
+    expect(() =>
+      decideEnqueue(run, {
+        tenantId: "tenant",
+        threadId: "t",
+        runId: "run-2",
+        strategy: "reject",
+        now: T,
+        createIfMissing: false,
       }),
     ).toThrow(expect.objectContaining({ name: "ThreadBusyError" }));
   });
