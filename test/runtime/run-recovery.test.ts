@@ -143,6 +143,8 @@ describe("stalled runs recovered after their process was killed (dynamodb checkp
       return status !== "pending" && status !== "running";
     }, 30_000);
     expect(status).toBe("success");
+    // The run's record says it ended before its thread is freed (settlement.ts's order): wait for the thread.
+    await waitFor(async () => (await get(`/threads/${SWEPT}`)).body.status === "idle", 30_000);
 
     const created = await api(
       apiEvent("POST", `/threads/${SWEPT}/runs`, {
