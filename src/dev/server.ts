@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { ApiHandler } from "../runtime/handler";
 import { InvalidConfigurationError } from "../shared/errors";
 import type { HttpEvent, HttpResult } from "../runtime/http/http";
-import { createBearerVerifier, type DevKeys } from "./auth";
+import { createRequestVerifier, type DevKeys } from "./auth";
 
 export interface DevServerOptions {
   handler: ApiHandler;
@@ -43,7 +43,7 @@ export async function startDevServer(options: DevServerOptions): Promise<Running
   const host = options.host ?? "127.0.0.1";
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxRequestBytes = options.maxRequestBytes ?? 1024 * 1024;
-  const verifyBearer = createBearerVerifier(options.keys);
+  const verifyRequest = createRequestVerifier(options.keys);
   let underway = 0;
   let drained: (() => void) | undefined;
   const server = createServer((request, response) => {
@@ -63,7 +63,10 @@ export async function startDevServer(options: DevServerOptions): Promise<Running
       };
       try {
         // The token first, as API Gateway's authorizer does: an unauthenticated caller's body is never read.
-        const claims = await verifyBearer(header(request, "authorization"));
+        const claims = await verifyRequest(
+          header(request, "authorization"),
+          header(request, "x-api-key"),
+        );
         if (!claims) {
           // API Gateway's JWT authorizer answer: the handler never runs.
           send(401, JSON.stringify({ message: "Unauthorized" }), {
