@@ -14,6 +14,7 @@
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { loadDevKeys, signDevToken } from "../src/dev/auth";
+import { CORS_ORIGINS_VARIABLE, readCorsOrigins } from "../src/dev/cors";
 import { DEV_ASSISTANTS } from "../src/dev/assistants";
 import { checkJava, startLocalDynamoDB, type LocalDynamoDB } from "../src/dev/dynamodb-local";
 import { devDirectory } from "../src/dev/paths";
@@ -49,7 +50,9 @@ Environment:
   DYNAMODB_ENDPOINT  with TABLE_NAME: a DynamoDB Local you run yourself (the table is created when missing)
   LOG_LEVEL          fatal, error, warn, info (default), debug, trace or silent
   JAVA               the java binary for dev:dynamodb (default: java on PATH)
-  DYNAMODB_LOCAL_DIR where dev:dynamodb keeps DynamoDB Local's data (default .dev/dynamodb-local)`;
+  DYNAMODB_LOCAL_DIR where dev:dynamodb keeps DynamoDB Local's data (default .dev/dynamodb-local)
+  ${CORS_ORIGINS_VARIABLE} comma-separated browser origins allowed besides localhost, 127.0.0.1 and [::1]
+                     (any port), like https://ui.example.com`;
 
 interface Arguments {
   dynamodbLocal: boolean;
@@ -132,6 +135,7 @@ class DevSession {
 
 async function main(session: DevSession, args: Arguments): Promise<void> {
   const port = readPort(process.env);
+  const corsOrigins = readCorsOrigins(process.env);
   const environment = readRuntimeConfig(process.env);
   if (args.dynamodbLocal) {
     if (environment.dynamodbEndpoint) {
@@ -154,6 +158,7 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
   session.server = await startDevServer({
     keys,
     port,
+    corsOrigins,
     handler: Object.assign(
       (event: HttpEvent, context?: HandlerContext) =>
         ready.handler ? ready.handler(event, context) : Promise.resolve(starting()),
@@ -225,7 +230,7 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
   console.log(`Memory Table dev server on ${url} (assistants: ${names}; checkpoints: ${session.checkpoints.description})${dataNote}
 Dev token for tenant "demo" (12 h; another tenant: npm run -s token -- --tenant <id>):
 ${token}
-${args.config ? projectHint(url) : bookingHint(url, auth)}
+${args.config ? projectHint(url) : bookingHint(url, auth)}${uiHint(url, Object.keys(assistants), corsOrigins)}
 Stop with Ctrl-C.
 `);
 }
@@ -249,8 +254,20 @@ The approvals inbox:
 
 function projectHint(url: string): string {
   return `
-Each graph id is an assistant id for @langchain/langgraph-sdk:
-  new Client({ apiUrl: "${url}", defaultHeaders: { Authorization: "Bearer <the token above>" } })
+Each graph id is an assistant id for @langchain/langgraph-sdk (the token as apiKey, or as Authorization: Bearer):
+  new Client({ apiUrl: "${url}", apiKey: "<the token above>" })
+`;
+}
+
+/** What to type into a LangGraph UI's connect form (Agent Chat UI, Agent Inbox), and which pages may call. */
+function uiHint(url: string, assistantIds: string[], corsOrigins: string[]): string {
+  const listed = corsOrigins.length > 0 ? ` and ${corsOrigins.join(", ")}` : "";
+  return `
+Connect a LangGraph UI (Agent Chat UI, Agent Inbox) with:
+  Deployment URL        ${url}
+  Assistant / Graph ID  ${assistantIds.join(" or ")}
+  LangSmith API Key     the dev token above (sent as X-Api-Key)
+Pages on localhost, 127.0.0.1 and [::1] (any port)${listed} may call it; more origins: ${CORS_ORIGINS_VARIABLE}.
 `;
 }
 

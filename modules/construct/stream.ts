@@ -16,11 +16,12 @@ import type { ImageSettings } from "./worker";
 export const STREAM_HANDLER = IMAGE_HANDLERS.stream;
 
 /**
- * What browsers may send and read across origins: the bearer token, JSON bodies, and `Last-Event-ID` (a client
- * that reconnects to a stream resumes after it); `Content-Location` names the run a stream belongs to.
+ * What browsers may send and read across origins: the bearer token, JSON bodies, `Last-Event-ID` (a client that
+ * reconnects to a stream resumes after it) and `X-Api-Key` (the same JWT as browser UIs send it, the SDK's
+ * `apiKey`); `Content-Location` names the run a stream belongs to.
  */
 export const STREAM_CORS = {
-  allowHeaders: ["authorization", "content-type", "last-event-id"],
+  allowHeaders: ["authorization", "content-type", "last-event-id", "x-api-key"],
   exposeHeaders: ["content-location"],
   maxAge: 3600,
 } as const;

@@ -7,6 +7,7 @@ import { generateKeyPair } from "jose/key/generate/keypair";
 import { importJWK } from "jose/key/import";
 import { SignJWT } from "jose/jwt/sign";
 import { jwtVerify } from "jose/jwt/verify";
+import { presentedToken } from "../runtime/credentials";
 import { DEFAULT_TENANT_CLAIM } from "../shared/defaults";
 import { assertTenantId } from "../shared/identifiers";
 import { devDirectory } from "./paths";
@@ -78,9 +79,16 @@ export async function verifyBearer(
   authorization: string | undefined,
 ): Promise<JWTPayload | undefined> {
   const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? "");
-  if (!match) return undefined;
+  return match ? verifyDevToken(keys, match[1]!) : undefined;
+}
+
+/** The verified claims of a dev token, or undefined when API Gateway's JWT authorizer would refuse it. */
+export async function verifyDevToken(
+  keys: DevKeys,
+  token: string,
+): Promise<JWTPayload | undefined> {
   try {
-    const { payload } = await jwtVerify(match[1]!, keys.publicKey, {
+    const { payload } = await jwtVerify(token, keys.publicKey, {
       issuer: DEV_ISSUER,
       audience: DEV_AUDIENCE,
       algorithms: [ALGORITHM],
@@ -102,4 +110,20 @@ export function createBearerVerifier(
   keys: DevKeys,
 ): (authorization: string | undefined) => Promise<JWTPayload | undefined> {
   return (authorization) => verifyBearer(keys, authorization);
+}
+
+/**
+ * A request's credential verified with a server's keys: the dev token as `Authorization: Bearer <token>` or as
+ * `X-Api-Key: <token>` (what browser UIs send), verified the same way; both headers must then carry the same token.
+ */
+export function createRequestVerifier(
+  keys: DevKeys,
+): (
+  authorization: string | undefined,
+  apiKey: string | undefined,
+) => Promise<JWTPayload | undefined> {
+  return async (authorization, apiKey) => {
+    const token = presentedToken(authorization, apiKey);
+    return token === undefined ? undefined : verifyDevToken(keys, token);
+  };
 }

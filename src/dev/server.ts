@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 import type { ApiHandler } from "../runtime/handler";
 import { InvalidConfigurationError } from "../shared/errors";
 import type { HttpEvent, HttpResult } from "../runtime/http/http";
-import { createBearerVerifier, type DevKeys } from "./auth";
+import { createRequestVerifier, type DevKeys } from "./auth";
+import { createCorsPolicy, isPreflight } from "./cors";
 
 export interface DevServerOptions {
   handler: ApiHandler;
@@ -20,6 +21,11 @@ export interface DevServerOptions {
   timeoutMs?: number;
   /** Requests larger than this are cut off before reaching the handler (default 1 MiB). */
   maxRequestBytes?: number;
+  /**
+   * Browser origins allowed by CORS besides loopback ones (any port of localhost, 127.0.0.1 and [::1], always
+   * allowed), like `https://ui.example.com`; the CLI reads them from CORS_ALLOW_ORIGINS.
+   */
+  corsOrigins?: readonly string[];
 }
 
 export interface RunningDevServer {
@@ -38,12 +44,15 @@ export interface RunningDevServer {
 /**
  * Serves the Lambda handler over plain HTTP on this machine: each request becomes an API Gateway HTTP API
  * (payload 2.0) event with the verified JWT claims, exactly what the handler gets behind the real authorizer.
+ * The dev token is accepted as `Authorization: Bearer` or as `X-Api-Key`, and CORS lets pages on loopback origins
+ * (and `corsOrigins`) call it, as `langgraph dev` serves local UIs (see ./cors.ts).
  */
 export async function startDevServer(options: DevServerOptions): Promise<RunningDevServer> {
   const host = options.host ?? "127.0.0.1";
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxRequestBytes = options.maxRequestBytes ?? 1024 * 1024;
-  const verifyBearer = createBearerVerifier(options.keys);
+  const verifyRequest = createRequestVerifier(options.keys);
+  const cors = createCorsPolicy(options.corsOrigins);
   let underway = 0;
   let drained: (() => void) | undefined;
   const server = createServer((request, response) => {
@@ -53,17 +62,33 @@ export async function startDevServer(options: DevServerOptions): Promise<Running
       if (underway === 0) drained?.();
     });
     void (async () => {
+      if (isPreflight(request)) {
+        // Before authentication: a browser sends no credential with a preflight, and answers its page's
+        // request only after this one allowed it.
+        response.writeHead(204, cors.preflight(request));
+        response.end();
+        return;
+      }
+      // Every answer names an allowed origin, 401s and streams included, so the page can read what happened.
+      const corsHeaders = cors.response(request);
+      const withCors = (headers: Record<string, string> = {}) => {
+        const vary = [headers.vary, corsHeaders.vary].filter(Boolean).join(", ");
+        return { ...headers, ...corsHeaders, vary };
+      };
       const send = (
         status: number,
         body: string,
         headers: Record<string, string> = { "content-type": "application/json" },
       ) => {
-        response.writeHead(status, headers);
+        response.writeHead(status, withCors(headers));
         response.end(body);
       };
       try {
         // The token first, as API Gateway's authorizer does: an unauthenticated caller's body is never read.
-        const claims = await verifyBearer(header(request, "authorization"));
+        const claims = await verifyRequest(
+          header(request, "authorization"),
+          header(request, "x-api-key"),
+        );
         if (!claims) {
           // API Gateway's JWT authorizer answer: the handler never runs.
           send(401, JSON.stringify({ message: "Unauthorized" }), {
@@ -94,7 +119,7 @@ export async function startDevServer(options: DevServerOptions): Promise<Running
           response.once("close", () => {
             if (!response.writableEnded) result.clientGone?.();
           });
-          response.writeHead(result.statusCode, result.headers);
+          response.writeHead(result.statusCode, withCors(result.headers));
           response.flushHeaders();
           for await (const chunk of result.stream) {
             // The client went away: stopping the iteration lets the stream clean up (a cancel on disconnect).
@@ -110,7 +135,7 @@ export async function startDevServer(options: DevServerOptions): Promise<Running
             : result.isBase64Encoded
               ? Buffer.from(result.body, "base64")
               : result.body;
-        response.writeHead(result.statusCode, result.headers);
+        response.writeHead(result.statusCode, withCors(result.headers));
         response.end(payload);
       } catch (error) {
         // A client that went away mid-request has nobody to answer.

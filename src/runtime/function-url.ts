@@ -2,6 +2,7 @@ import type { JWTPayload } from "jose";
 import { InvalidConfigurationError } from "../shared/errors";
 import type { HandlerOptions } from "./assembly";
 import { readRuntimeConfig } from "./config";
+import { presentedToken } from "./credentials";
 import { createHandler } from "./handler";
 import type { HttpEvent, HttpResult } from "./http/http";
 import { createJwtVerifier, type JwtVerifierOptions } from "./http/jwt-verifier";
@@ -41,9 +42,10 @@ export interface FunctionUrlOptions extends HandlerOptions {
 /**
  * The whole API from a Lambda function URL in RESPONSE_STREAM mode (wrapped by `awslambda.streamifyResponse`):
  * the same routes and answers as behind API Gateway, streamed routes as their events come, runs with the
- * function's whole time (up to 15 minutes). A function URL has no JWT authorizer: the token is verified here,
- * as API Gateway's authorizer would (401 before the handler runs, the body of an unauthenticated request never
- * parsed), and its claims reach the handler exactly where the authorizer puts them.
+ * function's whole time (up to 15 minutes). A function URL has no JWT authorizer: the token (`Authorization:
+ * Bearer <jwt>`, or the same JWT as `X-Api-Key`, what browser UIs send) is verified here, as API Gateway's
+ * authorizer would (401 before the handler runs, the body of an unauthenticated request never parsed), and its
+ * claims reach the handler exactly where the authorizer puts them.
  */
 export function createFunctionUrlHandler(options: FunctionUrlOptions): StreamingHandler {
   const environment = options.environment ?? readRuntimeConfig(process.env);
@@ -58,7 +60,9 @@ export function createFunctionUrlHandler(options: FunctionUrlOptions): Streaming
   const handler = createHandler({ ...options, environment });
   return async (event, responseStream, context) => {
     const withMetadata = options.withHttpMetadata ?? runtimeHttpMetadata();
-    const claims = await verify(header(event, "authorization"));
+    const token = presentedToken(header(event, "authorization"), header(event, "x-api-key"));
+    // The verifier reads an Authorization header: a token sent as X-Api-Key is verified exactly as a bearer one.
+    const claims = token === undefined ? undefined : await verify(`Bearer ${token}`);
     const result = claims ? await handler.open(authorized(event, claims), context) : unauthorized();
     const body = withMetadata(responseStream, {
       statusCode: result.statusCode,

@@ -455,7 +455,7 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
         expect.objectContaining({
           allow_origins: ["http://localhost:5173", "https://support.example.com"],
           allow_credentials: false,
-          allow_headers: ["authorization", "content-type", "last-event-id"],
+          allow_headers: ["authorization", "content-type", "last-event-id", "x-api-key"],
         }),
       ],
     });

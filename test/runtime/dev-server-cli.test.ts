@@ -263,10 +263,16 @@ describe("the dev server (compiled, as npm start runs it)", () => {
     expect(printed).toMatch(/assistants: compiled, own_saver, uncompiled, .*agent;/);
     const lines = printed.split("\n");
     const token = lines[lines.findIndex((line) => line.startsWith("Dev token")) + 1]!.trim();
+    // What a UI's connect form asks for: the URL, a graph id, and the token as its "LangSmith API Key".
+    expect(printed).toContain(`Deployment URL        ${urlOf(printed)}\n`);
+    expect(printed).toMatch(
+      /Assistant \/ Graph ID {2}compiled or own_saver or uncompiled or .*agent\n/,
+    );
+    expect(printed).toContain("LangSmith API Key     the dev token above");
+    // The token as the SDK's apiKey (sent as X-Api-Key), as a browser UI sends it.
     const client = new Client({
       apiUrl: urlOf(printed),
-      apiKey: null,
-      defaultHeaders: { Authorization: `Bearer ${token}` },
+      apiKey: token,
       callerOptions: { maxRetries: 0 },
     });
     const thread = await client.threads.create();

@@ -67,22 +67,24 @@ describe("function URL handler (response stream stand-in)", () => {
     return stream;
   };
 
-  async function call(
-    authorization: string | undefined,
+  function call(authorization: string | undefined, method: string, path: string, body?: unknown) {
+    return callWith(authorization ? { authorization } : {}, method, path, body);
+  }
+
+  async function callWith(
+    credentials: Record<string, string>,
     method: string,
     path: string,
     body?: unknown,
+    serving = handler(),
   ) {
     const event = apiEvent(method, path, {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     delete (event.requestContext as { authorizer?: unknown }).authorizer;
-    event.headers = {
-      ...(authorization ? { authorization } : {}),
-      "content-type": "application/json",
-    };
+    event.headers = { ...credentials, "content-type": "application/json" };
     const stream = recorder();
-    await handler()(event, stream);
+    await serving(event, stream);
     return stream;
   }
 
@@ -140,6 +142,60 @@ describe("function URL handler (response stream stand-in)", () => {
       {},
     );
     expect(noTenant.metadata?.statusCode).toBe(401);
+  });
+
+  it("accepts the same JWT as X-Api-Key (what browser UIs send), on a route and on a stream", async () => {
+    const jwt = await token({ aud: "web-client" });
+    const serving = handler();
+    const created = await callWith({ "x-api-key": jwt }, "POST", "/threads", {}, serving);
+    expect(created.metadata?.statusCode).toBe(200);
+    const threadId = (
+      JSON.parse(created.chunks.map((chunk) => chunk.text).join("")) as {
+        thread_id: string;
+      }
+    ).thread_id;
+    // Both headers with the same token: one credential, accepted; the thread is the same tenant's.
+    const read = await callWith(
+      { authorization: `Bearer ${jwt}`, "X-Api-Key": jwt },
+      "GET",
+      `/threads/${threadId}`,
+      undefined,
+      serving,
+    );
+    expect(read.metadata?.statusCode).toBe(200);
+    const streamed = await callWith({ "x-api-key": jwt }, "POST", "/runs/stream", {
+      assistant_id: "chat",
+      input: { messages: [{ role: "human", content: "hi" }] },
+      stream_mode: "messages-tuple",
+    });
+    expect(streamed.metadata?.statusCode).toBe(200);
+    expect(streamed.metadata?.headers["content-type"]).toBe("text/event-stream");
+  });
+
+  it.each([
+    [
+      "a key of another signer",
+      async () => ({ "x-api-key": await token({ aud: "web-client" }, { key: otherKey }) }),
+    ],
+    ["a key that is no JWT", async () => ({ "x-api-key": "lsv2_pt_not-a-jwt" })],
+    ["an empty key", async () => ({ "x-api-key": "" })],
+    [
+      "a key and a bearer token that disagree",
+      async () => ({
+        "x-api-key": await token({ aud: "web-client" }),
+        authorization: `Bearer ${await token({ aud: "web-client", sub: "someone-else" })}`,
+      }),
+    ],
+    [
+      "a valid key next to a non-bearer Authorization",
+      async () => ({
+        "x-api-key": await token({ aud: "web-client" }),
+        authorization: "Basic dXNlcjpwYXNz",
+      }),
+    ],
+  ])("answers 401 to %s", async (_name, credentials) => {
+    const answer = await callWith(await credentials(), "POST", "/threads", {});
+    expect(answer.metadata?.statusCode).toBe(401);
   });
 
   it("streams a run's events as they come, then ends the response", async () => {

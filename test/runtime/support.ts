@@ -6,7 +6,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import pino from "pino";
 import { InMemorySaver } from "../../src/checkpoint/memory";
 import { loadDevKeys, signDevToken, type DevKeys } from "../../src/dev/auth";
-import { startDevServer, type RunningDevServer } from "../../src/dev/server";
+import { startDevServer, type DevServerOptions, type RunningDevServer } from "../../src/dev/server";
 import { buildBookingGraph, type BookingStateValues } from "../../src/examples/booking";
 import { createHandler, type ApiHandler, type HandlerOptions } from "../../src/runtime/handler";
 import type { HttpEvent } from "../../src/runtime/http/http";
@@ -50,12 +50,18 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** The dev server on a free port with a throwaway key folder, exactly as `npm start` wires it. */
-export async function startTestServer(options: HandlerOptions): Promise<TestServer> {
+/**
+ * The dev server on a free port with a throwaway key folder, exactly as `npm start` wires it (`server`: its own
+ * options, such as the CORS origins `npm start` reads from CORS_ALLOW_ORIGINS).
+ */
+export async function startTestServer(
+  options: HandlerOptions,
+  server: Pick<DevServerOptions, "corsOrigins"> = {},
+): Promise<TestServer> {
   const keyDirectory = mkdtempSync(join(tmpdir(), "memory-table-keys-"));
   const keys = await loadDevKeys(keyDirectory);
   const handler = createHandler({ logger: quietLogger, metrics: false, ...options });
-  const running: RunningDevServer = await startDevServer({ handler, keys, port: 0 });
+  const running: RunningDevServer = await startDevServer({ ...server, handler, keys, port: 0 });
   const token = (tenantId: string) => signDevToken(keys, { tenantId });
   return {
     url: running.url,
