@@ -1,6 +1,7 @@
 import { STREAM_MODES } from "../graphs/stream-translator";
 import { MULTITASK_STRATEGIES, type MultitaskStrategy, type RunKwargs } from "../../shared/runs";
-import { describe, describeValue, HttpError } from "./http";
+import { InvalidRequestError } from "../../shared/errors";
+import { describe, describeValue } from "./http";
 import { objectField, optionalString } from "./route-context";
 import type { WebhookSender } from "../runs/webhooks";
 
@@ -32,18 +33,18 @@ export function parseRunBody(body: Record<string, unknown>, webhooks: WebhookSen
   const command = objectField(body, "command");
   const config = objectField(body, "config");
   if (config?.configurable !== undefined && !isPlainObject(config.configurable)) {
-    throw new HttpError(
-      422,
-      `Invalid config.configurable: expected an object, got ${describe(config.configurable)}`,
+    throw new InvalidRequestError(
+      "config.configurable",
+      `expected an object, got ${describe(config.configurable)}`,
     );
   }
   if (
     config?.recursion_limit !== undefined &&
     (!Number.isInteger(config.recursion_limit) || (config.recursion_limit as number) < 1)
   ) {
-    throw new HttpError(
-      422,
-      `Invalid config.recursion_limit: expected a positive integer, got ${describeValue(config.recursion_limit)}`,
+    throw new InvalidRequestError(
+      "config.recursion_limit",
+      `expected a positive integer, got ${describeValue(config.recursion_limit)}`,
     );
   }
   const checkpoint = objectField(body, "checkpoint");
@@ -64,13 +65,13 @@ export function parseRunBody(body: Record<string, unknown>, webhooks: WebhookSen
     ...streamOptionsOf(body),
   };
   if (body.input !== undefined && body.input !== null && command) {
-    throw new HttpError(422, "Invalid body: expected input or command, got both");
+    throw new InvalidRequestError("body", "expected input or command, got both");
   }
   // Neither is a run without input: it continues the thread from its last checkpoint, as LangGraph Server does.
   const webhook = optionalString(body, "webhook");
   if (webhook !== undefined) {
     const refusal = webhooks.refusal(webhook);
-    if (refusal) throw new HttpError(422, `Invalid webhook: ${refusal}`);
+    if (refusal) throw new InvalidRequestError("webhook", `${refusal}`);
     kwargs.webhook = webhook;
   }
   const durability = optionalEnum(body, "durability", DURABILITIES);
@@ -81,9 +82,9 @@ export function parseRunBody(body: Record<string, unknown>, webhooks: WebhookSen
     !(afterSeconds >= 0) ||
     afterSeconds > MAX_AFTER_SECONDS
   ) {
-    throw new HttpError(
-      422,
-      `Invalid after_seconds: expected a number from 0 to ${MAX_AFTER_SECONDS}, got ${describeValue(afterSeconds)}`,
+    throw new InvalidRequestError(
+      "after_seconds",
+      `expected a number from 0 to ${MAX_AFTER_SECONDS}, got ${describeValue(afterSeconds)}`,
     );
   }
   return {
@@ -103,13 +104,13 @@ export function parseRunBody(body: Record<string, unknown>, webhooks: WebhookSen
 export function commandOf(command: Record<string, unknown>): NonNullable<RunKwargs["command"]> {
   for (const key of Object.keys(command)) {
     if (key !== "resume" && key !== "update" && key !== "goto") {
-      throw new HttpError(422, `Invalid command: expected resume, update or goto, got ${key}`);
+      throw new InvalidRequestError("command", `expected resume, update or goto, got ${key}`);
     }
   }
   if (command.goto !== undefined && command.goto !== null) {
     const gotos = Array.isArray(command.goto) ? command.goto : [command.goto];
     if (!gotos.every((target) => typeof target === "string" || isPlainObject(target))) {
-      throw new HttpError(422, "Invalid command.goto: expected node names or sends");
+      throw new InvalidRequestError("command.goto", "expected node names or sends");
     }
   }
   return {
@@ -128,9 +129,9 @@ function interruptsOf(
     if (value === "*") return "*" as const;
     if (Array.isArray(value) && value.every((node) => typeof node === "string"))
       return value as string[];
-    throw new HttpError(
-      422,
-      `Invalid ${field}: expected "*" or a list of node names, got ${describe(value)}`,
+    throw new InvalidRequestError(
+      field,
+      `expected "*" or a list of node names, got ${describe(value)}`,
     );
   };
   const before = read("interrupt_before");
@@ -150,9 +151,9 @@ function streamOptionsOf(
     const list = Array.isArray(raw) ? raw : [raw];
     for (const mode of list) {
       if (typeof mode !== "string" || !(STREAM_MODES as readonly string[]).includes(mode)) {
-        throw new HttpError(
-          422,
-          `Invalid stream_mode: expected ${STREAM_MODES.join(", ")} (one or a list), got ${describeValue(mode)}`,
+        throw new InvalidRequestError(
+          "stream_mode",
+          `expected ${STREAM_MODES.join(", ")} (one or a list), got ${describeValue(mode)}`,
         );
       }
     }
@@ -160,16 +161,16 @@ function streamOptionsOf(
   }
   const subgraphs = body.stream_subgraphs;
   if (subgraphs !== undefined && subgraphs !== null && typeof subgraphs !== "boolean") {
-    throw new HttpError(
-      422,
-      `Invalid stream_subgraphs: expected a boolean, got ${describe(subgraphs)}`,
+    throw new InvalidRequestError(
+      "stream_subgraphs",
+      `expected a boolean, got ${describe(subgraphs)}`,
     );
   }
   const resumable = body.stream_resumable;
   if (resumable !== undefined && resumable !== null && typeof resumable !== "boolean") {
-    throw new HttpError(
-      422,
-      `Invalid stream_resumable: expected a boolean, got ${describe(resumable)}`,
+    throw new InvalidRequestError(
+      "stream_resumable",
+      `expected a boolean, got ${describe(resumable)}`,
     );
   }
   return {
@@ -188,9 +189,9 @@ export function optionalEnum<T extends string>(
   const value = body[field];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "string" || !allowed.includes(value as T)) {
-    throw new HttpError(
-      422,
-      `Invalid ${field}: expected one of ${allowed.map((item) => JSON.stringify(item)).join(", ")}, got ${describeValue(value)}`,
+    throw new InvalidRequestError(
+      field,
+      `expected one of ${allowed.map((item) => JSON.stringify(item)).join(", ")}, got ${describeValue(value)}`,
     );
   }
   return value as T;

@@ -16,11 +16,11 @@ import type { PendingInterrupt } from "../../shared/threads";
  */
 export const invoke: RouteHandler = async (context) => {
   const { body } = context;
-  const threadId = threadIdFrom(body.thread_id, 400);
+  const threadId = threadIdFrom(body.thread_id);
   const hasInput = "input" in body;
   const hasResume = "resume" in body;
   exactlyOne(hasInput, hasResume, "resume");
-  const assistantId = assistantFrom(context.registry, body.assistant_id, 400);
+  const assistantId = assistantFrom(context.registry, body.assistant_id);
   const outcome = await runAndRecord(context, {
     threadId,
     assistantId,
@@ -60,7 +60,7 @@ export const invoke: RouteHandler = async (context) => {
 };
 
 export const threadStatus: RouteHandler = async (context: RouteContext): Promise<HttpResult> => {
-  const threadId = threadIdFrom(context.params.thread_id, 400);
+  const threadId = threadIdFrom(context.params.thread_id);
   context.log.thread = threadId;
   const record = await context.engine.requireThread(context.tenantId, threadId);
   return json(200, {

@@ -6,7 +6,8 @@ import {
   type ThreadSortField,
   type ThreadStatus,
 } from "../../shared/threads";
-import { describe, describeValue, HttpError } from "./http";
+import { InvalidRequestError } from "../../shared/errors";
+import { describe, describeValue } from "./http";
 import { toWireJson } from "../runs/wire-json";
 import { integerField, objectField, type RouteContext } from "./route-context";
 import { optionalEnum } from "./run-body";
@@ -92,27 +93,21 @@ function parseFilter(body: Record<string, unknown>, withIds = true): ThreadFilte
   if (body.status !== undefined && body.status !== null) {
     const status = typeof body.status === "string" ? SEARCH_STATUSES.get(body.status) : undefined;
     if (!status) {
-      throw new HttpError(
-        422,
-        `Invalid status: expected one of ${[...SEARCH_STATUSES.keys()].join(", ")}, got ${describeValue(body.status)}`,
+      throw new InvalidRequestError(
+        "status",
+        `expected one of ${[...SEARCH_STATUSES.keys()].join(", ")}, got ${describeValue(body.status)}`,
       );
     }
     filter.status = status;
   }
   if (withIds && body.ids !== undefined && body.ids !== null) {
     if (!Array.isArray(body.ids) || body.ids.length > SCAN_LIMIT) {
-      throw new HttpError(
-        422,
-        `Invalid ids: expected a list of at most ${SCAN_LIMIT} thread ids, got ${describe(body.ids)}`,
+      throw new InvalidRequestError(
+        "ids",
+        `expected a list of at most ${SCAN_LIMIT} thread ids, got ${describe(body.ids)}`,
       );
     }
-    filter.ids = body.ids.map((id, index) => {
-      try {
-        return assertPathIdentifier(`ids[${index}]`, id);
-      } catch (error) {
-        throw new HttpError(422, (error as Error).message);
-      }
-    });
+    filter.ids = body.ids.map((id, index) => assertPathIdentifier(`ids[${index}]`, id));
   }
   const metadata = objectField(body, "metadata");
   if (metadata && Object.keys(metadata).length > 0) filter.metadata = metadata;
@@ -124,13 +119,13 @@ function parseFilter(body: Record<string, unknown>, withIds = true): ThreadFilte
 function parseSelect(value: unknown): string[] | undefined {
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value)) {
-    throw new HttpError(422, `Invalid select: expected a list of fields, got ${describe(value)}`);
+    throw new InvalidRequestError("select", `expected a list of fields, got ${describe(value)}`);
   }
   for (const field of value) {
     if (!(SELECTABLE_FIELDS as readonly unknown[]).includes(field)) {
-      throw new HttpError(
-        422,
-        `Invalid select: expected fields among ${SELECTABLE_FIELDS.join(", ")}, got ${describeValue(field)}`,
+      throw new InvalidRequestError(
+        "select",
+        `expected fields among ${SELECTABLE_FIELDS.join(", ")}, got ${describeValue(field)}`,
       );
     }
   }
@@ -152,9 +147,9 @@ async function collect(
     // A values filter reads each candidate's state, a few at a time.
     stateReads += pending.length;
     if (stateReads > VALUES_SCAN_LIMIT) {
-      throw new HttpError(
-        422,
-        `Invalid values: the filter would read the state of more than ${VALUES_SCAN_LIMIT} threads; narrow the search with status, ids or metadata`,
+      throw new InvalidRequestError(
+        "values",
+        `the filter would read the state of more than ${VALUES_SCAN_LIMIT} threads; narrow the search with status, ids or metadata`,
       );
     }
     const values = await readValues(context, pending);
@@ -167,9 +162,9 @@ async function collect(
   for await (const record of records) {
     read += 1;
     if (read > SCAN_LIMIT) {
-      throw new HttpError(
-        422,
-        `Invalid search: it would read more than ${SCAN_LIMIT} threads; narrow it with status, ids or metadata, or sort by created_at`,
+      throw new InvalidRequestError(
+        "search",
+        `it would read more than ${SCAN_LIMIT} threads; narrow it with status, ids or metadata, or sort by created_at`,
       );
     }
     if (filter.metadata && !jsonContains(record.metadata, filter.metadata)) continue;

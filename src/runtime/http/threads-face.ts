@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { assertIdentifier } from "../../shared/identifiers";
 import type { ThreadRecord } from "../../shared/threads";
-import { describe, describeValue, HttpError, json, noContent } from "./http";
+import { InvalidRequestError } from "../../shared/errors";
+import { describe, describeValue, json, noContent } from "./http";
 import {
   integerField,
   objectField,
@@ -34,21 +35,21 @@ export const createThread: RouteHandler = async (context) => {
   const threadId =
     body.thread_id === undefined || body.thread_id === null
       ? randomUUID()
-      : threadIdFrom(body.thread_id, 422);
+      : threadIdFrom(body.thread_id);
   const metadata = withoutUndefined(objectField(body, "metadata") ?? {});
   const ifExists = body.if_exists ?? "raise";
   if (ifExists !== "raise" && ifExists !== "do_nothing") {
-    throw new HttpError(
-      422,
-      `Invalid if_exists: expected "raise" or "do_nothing", got ${describeValue(ifExists)}`,
+    throw new InvalidRequestError(
+      "if_exists",
+      `expected "raise" or "do_nothing", got ${describeValue(ifExists)}`,
     );
   }
   const graphId = body.graph_id ?? metadata.graph_id;
   if (graphId !== undefined && graphId !== null) {
     if (typeof graphId !== "string" || !context.registry.has(graphId)) {
-      throw new HttpError(
-        422,
-        `Invalid graph_id: expected one of ${context.registry.assistantIds.join(", ")}, got ${describeValue(graphId)}`,
+      throw new InvalidRequestError(
+        "graph_id",
+        `expected one of ${context.registry.assistantIds.join(", ")}, got ${describeValue(graphId)}`,
       );
     }
     metadata.graph_id = graphId;
@@ -91,7 +92,7 @@ export const getThread: RouteHandler = async (context) => {
 };
 
 export const patchThread: RouteHandler = async (context) => {
-  const threadId = threadIdFrom(context.params.thread_id, 422);
+  const threadId = threadIdFrom(context.params.thread_id);
   context.log.thread = threadId;
   const metadata = objectField(context.body, "metadata") ?? {};
   const record = await context.engine.store("Updating a thread").patchMetadata({
@@ -104,7 +105,7 @@ export const patchThread: RouteHandler = async (context) => {
 };
 
 export const deleteThread: RouteHandler = async (context) => {
-  const threadId = threadIdFrom(context.params.thread_id, 422);
+  const threadId = threadIdFrom(context.params.thread_id);
   context.log.thread = threadId;
   await context.engine.deleteThread(context.tenantId, threadId, context.remainingMs);
   await context.runs?.forgetThread(context.tenantId, threadId);
@@ -179,7 +180,7 @@ export const postThreadStateAt: RouteHandler = async (context) => {
   const record = await requireThread(context);
   const subgraphs = context.body.subgraphs;
   if (subgraphs !== undefined && subgraphs !== null && typeof subgraphs !== "boolean") {
-    throw new HttpError(422, `Invalid subgraphs: expected a boolean, got ${describe(subgraphs)}`);
+    throw new InvalidRequestError("subgraphs", `expected a boolean, got ${describe(subgraphs)}`);
   }
   const snapshot = await readThreadState(context, record, {
     address: checkpointAddressOf(context.body.checkpoint, "checkpoint"),
@@ -194,7 +195,7 @@ export const postThreadStateAt: RouteHandler = async (context) => {
  * the thread; the thread's status then follows its new state.
  */
 export const updateThreadState: RouteHandler = async (context) => {
-  const threadId = threadIdFrom(context.params.thread_id, 422);
+  const threadId = threadIdFrom(context.params.thread_id);
   context.log.thread = threadId;
   const { body } = context;
   const values = body.values;
@@ -204,9 +205,9 @@ export const updateThreadState: RouteHandler = async (context) => {
     (typeof values !== "object" ||
       (Array.isArray(values) && !values.every((item) => isObject(item))))
   ) {
-    throw new HttpError(
-      422,
-      `Invalid values: expected an object or a list of objects, got ${describe(values)}`,
+    throw new InvalidRequestError(
+      "values",
+      `expected an object or a list of objects, got ${describe(values)}`,
     );
   }
   const asNode = optionalString(body, "as_node");
@@ -279,7 +280,7 @@ async function threadHistory(
 }
 
 async function requireThread(context: RouteContext): Promise<ThreadRecord> {
-  const threadId = threadIdFrom(context.params.thread_id, 422);
+  const threadId = threadIdFrom(context.params.thread_id);
   context.log.thread = threadId;
   return context.engine.requireThread(context.tenantId, threadId);
 }
@@ -288,29 +289,29 @@ async function requireThread(context: RouteContext): Promise<ThreadRecord> {
 function parseSupersteps(value: unknown): StateUpdate[][] | undefined {
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value) || value.length > MAX_SUPERSTEPS) {
-    throw new HttpError(
-      422,
-      `Invalid supersteps: expected a list of at most ${MAX_SUPERSTEPS} supersteps, got ${describe(value)}`,
+    throw new InvalidRequestError(
+      "supersteps",
+      `expected a list of at most ${MAX_SUPERSTEPS} supersteps, got ${describe(value)}`,
     );
   }
   if (value.length === 0) return undefined;
   return value.map((superstep, step) => {
     const updates = isObject(superstep) ? superstep.updates : undefined;
     if (!Array.isArray(updates) || updates.length === 0 || updates.length > MAX_SUPERSTEPS) {
-      throw new HttpError(
-        422,
-        `Invalid supersteps[${step}].updates: expected a list of 1 to ${MAX_SUPERSTEPS} updates, got ${describe(updates)}`,
+      throw new InvalidRequestError(
+        `supersteps[${step}].updates`,
+        `expected a list of 1 to ${MAX_SUPERSTEPS} updates, got ${describe(updates)}`,
       );
     }
     return updates.map((update, index): StateUpdate => {
       const field = `supersteps[${step}].updates[${index}]`;
       if (!isObject(update)) {
-        throw new HttpError(422, `Invalid ${field}: expected an object, got ${describe(update)}`);
+        throw new InvalidRequestError(field, `expected an object, got ${describe(update)}`);
       }
       if (typeof update.as_node !== "string") {
-        throw new HttpError(
-          422,
-          `Invalid ${field}.as_node: expected a node name, got ${describe(update.as_node)}`,
+        throw new InvalidRequestError(
+          `${field}.as_node`,
+          `expected a node name, got ${describe(update.as_node)}`,
         );
       }
       const command = objectField(update, "command");
@@ -333,9 +334,9 @@ function checkpointIdOf(value: unknown, field: string): string | undefined {
   try {
     return assertIdentifier("checkpoint_id", id);
   } catch {
-    throw new HttpError(
-      422,
-      `Invalid ${field}: expected a checkpoint id or config, got ${describe(value)}`,
+    throw new InvalidRequestError(
+      field,
+      `expected a checkpoint id or config, got ${describe(value)}`,
     );
   }
 }
@@ -343,7 +344,7 @@ function checkpointIdOf(value: unknown, field: string): string | undefined {
 function checkpointAddressOf(value: unknown, field: string): CheckpointAddress | undefined {
   if (value === undefined || value === null) return undefined;
   if (!isObject(value)) {
-    throw new HttpError(422, `Invalid ${field}: expected an object, got ${describe(value)}`);
+    throw new InvalidRequestError(field, `expected an object, got ${describe(value)}`);
   }
   const address: CheckpointAddress = {};
   if (value.checkpoint_id !== undefined && value.checkpoint_id !== null) {
@@ -351,9 +352,9 @@ function checkpointAddressOf(value: unknown, field: string): CheckpointAddress |
   }
   if (value.checkpoint_ns !== undefined && value.checkpoint_ns !== null) {
     if (typeof value.checkpoint_ns !== "string") {
-      throw new HttpError(
-        422,
-        `Invalid ${field}.checkpoint_ns: expected a string, got ${describe(value.checkpoint_ns)}`,
+      throw new InvalidRequestError(
+        `${field}.checkpoint_ns`,
+        `expected a string, got ${describe(value.checkpoint_ns)}`,
       );
     }
     address.checkpoint_ns = value.checkpoint_ns;
@@ -369,7 +370,7 @@ function booleanQuery(context: RouteContext, field: string): boolean {
   const value = context.query[field];
   if (value === undefined || value === "" || value === "false" || value === "0") return false;
   if (value === "true" || value === "1") return true;
-  throw new HttpError(422, `Invalid ${field}: expected true or false, got ${describeValue(value)}`);
+  throw new InvalidRequestError(field, `expected true or false, got ${describeValue(value)}`);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
