@@ -51,7 +51,9 @@ export function parseRunBody(body: Record<string, unknown>, webhooks: WebhookSen
   const checkpointId =
     optionalString(body, "checkpoint_id") ?? optionalString(checkpoint ?? {}, "checkpoint_id");
   const kwargs: RunKwargs = {
-    ...(body.input !== undefined ? { input: body.input } : {}),
+    // With a command the input is dropped, as LangGraph Server runs the command and ignores the input: Agent Chat
+    // UI resumes an interrupt with `{"input": {}, "command": {"resume": ...}}`.
+    ...(body.input !== undefined && !command ? { input: body.input } : {}),
     ...(command ? { command: commandOf(command) } : {}),
     ...(config ? { config } : {}),
     ...(body.context !== undefined && body.context !== null ? { context: body.context } : {}),
@@ -64,10 +66,8 @@ export function parseRunBody(body: Record<string, unknown>, webhooks: WebhookSen
       : {}),
     ...streamOptionsOf(body),
   };
-  if (body.input !== undefined && body.input !== null && command) {
-    throw new InvalidRequestError("body", "expected input or command, got both");
-  }
-  // Neither is a run without input: it continues the thread from its last checkpoint, as LangGraph Server does.
+  // Neither input nor command is a run without input: it continues the thread from its last checkpoint, as
+  // LangGraph Server does.
   const webhook = optionalString(body, "webhook");
   if (webhook !== undefined) {
     const refusal = webhooks.refusal(webhook);
