@@ -20,20 +20,20 @@ import {
 } from "../../shared/runs";
 import { json, noContent, type HttpResult } from "./http";
 import {
-  integerField,
   runIdFrom,
   threadIdFrom,
   type RequestOutcome,
   type RouteContext,
   type RouteHandler,
 } from "./route-context";
-import { optionalEnum, parseRunBody, type RunBody } from "./run-body";
+import { parseRunBody, type RunBody } from "./run-body";
+import { parseRequest } from "./schemas/request-schema";
+import { runCancelQuery, runListQuery } from "./schemas/run-schemas";
 import { runJson } from "../runs/run-json";
 import type { JoinResult, RunManager } from "../runs/run-manager";
 import { requireCheckpoint } from "./thread-state";
 import type { EndedRun } from "../runs/recent-runs";
 import { readThreadValues } from "./thread-values";
-import { isRunStatus } from "../../shared/runs";
 
 /**
  * Runs on the LangGraph Server face: background runs (create, get, list, join, cancel, delete) and waited runs,
@@ -113,12 +113,10 @@ export const waitStatelessRun: RouteHandler = async (context) =>
 export const listRuns: RouteHandler = async (context) => {
   const threadId = threadIdFrom(context.params.thread_id);
   context.log.thread = threadId;
-  const limit = integerField(context.query, "limit", 10, 1, 1000, true);
-  const offset = integerField(context.query, "offset", 0, 0, 100_000, true);
-  const status = context.query.status;
-  if (status !== undefined && !isRunStatus(status)) {
-    throw new InvalidRequestError("status", `expected a run status, got ${JSON.stringify(status)}`);
-  }
+  const query = parseRequest(runListQuery, context.query);
+  const limit = query.limit ?? 10;
+  const offset = query.offset ?? 0;
+  const status = query.status;
   await context.engine.requireThread(context.tenantId, threadId);
   const runs = await manager(context).runStore.listRuns({
     tenantId: context.tenantId,
@@ -167,8 +165,7 @@ export const joinRun: RouteHandler = async (context) => {
 export const cancelRun: RouteHandler = async (context) => {
   const run = await requireRun(context);
   const wait = ["1", "true"].includes(context.query.wait ?? "");
-  const action: CancelAction =
-    optionalEnum(context.query, "action", ["interrupt", "rollback"] as const) ?? "interrupt";
+  const action: CancelAction = parseRequest(runCancelQuery, context.query).action ?? "interrupt";
   await manager(context).cancel(context.tenantId, run.threadId, run.runId, action);
   context.log.outcome = "cancelled";
   if (!wait) return { statusCode: 202, headers: { "content-type": "application/json" } };
