@@ -86,16 +86,6 @@ export function assistantFrom(registry: GraphRegistry, value: unknown): string {
   return value;
 }
 
-/** Enforces "exactly one of input and resume", with the face's field names. */
-export function exactlyOne(hasInput: boolean, hasResume: boolean, resumeField: string): void {
-  if (hasInput === hasResume) {
-    throw new InvalidRequestError(
-      "body",
-      `expected exactly one of input and ${resumeField}, got ${hasInput ? "both" : "neither"}`,
-    );
-  }
-}
-
 export function integerField(
   body: Record<string, unknown>,
   field: string,

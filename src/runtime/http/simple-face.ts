@@ -1,13 +1,9 @@
 import { effectiveStatus } from "./serialize";
 import { json, type HttpResult } from "./http";
-import {
-  assistantFrom,
-  exactlyOne,
-  threadIdFrom,
-  type RouteContext,
-  type RouteHandler,
-} from "./route-context";
+import { assistantFrom, threadIdFrom, type RouteContext, type RouteHandler } from "./route-context";
 import { deadlineMessage, runAndRecord } from "./run-request";
+import { parseRequest } from "./schemas/request-schema";
+import { invokeSchema } from "./schemas/simple-schemas";
 import type { PendingInterrupt } from "../../shared/threads";
 
 /**
@@ -15,11 +11,9 @@ import type { PendingInterrupt } from "../../shared/threads";
  * `GET /threads/{thread_id}/status` reads its status from the thread record.
  */
 export const invoke: RouteHandler = async (context) => {
-  const { body } = context;
-  const threadId = threadIdFrom(body.thread_id);
-  const hasInput = "input" in body;
+  const threadId = threadIdFrom(context.body.thread_id);
+  const body = parseRequest(invokeSchema, context.body);
   const hasResume = "resume" in body;
-  exactlyOne(hasInput, hasResume, "resume");
   const assistantId = assistantFrom(context.registry, body.assistant_id);
   const outcome = await runAndRecord(context, {
     threadId,
