@@ -1,16 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { API_GATEWAY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES } from "../shared/defaults";
-import { InvalidConfigurationError, InvalidIdentifierError } from "../shared/errors";
+import {
+  InvalidConfigurationError,
+  InvalidIdentifierError,
+  InvalidTenantClaimError,
+  MissingTenantClaimError,
+} from "../shared/errors";
 import { assertTenantId } from "../shared/identifiers";
 import { assembleRuntime, flushCallbacks, positive, type HandlerOptions } from "./assembly";
-import {
-  errorResponse,
-  HttpError,
-  matchRoute,
-  parseBody,
-  type HttpEvent,
-  type HttpResult,
-} from "./http/http";
+import { errorResponse, matchRoute, parseBody, type HttpEvent, type HttpResult } from "./http/http";
 import type { RequestLogFields, RouteContext, RouteHandler } from "./http/route-context";
 import { ROUTES, type ApiFace } from "./http/routes";
 import { ASSISTANT_HANDLERS } from "./http/assistants-face";
@@ -212,14 +210,12 @@ function tenantFrom(event: HttpEvent, claim: string): string {
   const claims: Record<string, unknown> = event.requestContext?.authorizer?.jwt?.claims ?? {};
   const value = Object.hasOwn(claims, claim) ? claims[claim] : undefined;
   if (value === undefined || value === null || value === "") {
-    throw new HttpError(401, "Unauthorized: no tenant claim in the verified token");
+    throw new MissingTenantClaimError();
   }
   try {
     return assertTenantId(value);
   } catch (error) {
-    if (error instanceof InvalidIdentifierError) {
-      throw new HttpError(403, `Forbidden: ${error.message}`);
-    }
+    if (error instanceof InvalidIdentifierError) throw new InvalidTenantClaimError(error);
     throw error;
   }
 }

@@ -113,8 +113,12 @@ export class ThreadError extends MemoryTableError {}
 
 /** The thread does not exist for this tenant (a thread of another tenant is reported the same way). */
 export class ThreadNotFoundError extends ThreadError {
-  constructor(readonly threadId: string) {
-    super(`Thread not found: ${threadId}`);
+  constructor(
+    readonly threadId: string,
+    /** Why it cannot exist, when that is known (a handler that keeps no threads). */
+    detail?: string,
+  ) {
+    super(`Thread not found: ${threadId}${detail === undefined ? "" : ` (${detail})`}`);
   }
 }
 
@@ -217,6 +221,145 @@ export class RunCancelledError extends RuntimeError {
     super(
       `Run cancelled: ${runId} was stopped by a cancel before it ended; the thread keeps what it wrote`,
     );
+  }
+}
+
+/**
+ * A request field (of the body, the query or a header) the runtime cannot use; nothing was read or written. The
+ * simple face answers it 400, the LangGraph Server face 422 (as LangGraph Server does).
+ */
+export class InvalidRequestError extends RuntimeError {
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+    /** The item of a batch the field belongs to (`Run 2`), named before the refusal. */
+    readonly item?: string,
+  ) {
+    super(`${item === undefined ? "" : `${item}: `}Invalid ${field}: ${reason}`);
+  }
+
+  /** The same refusal, naming the batch item it was found in. */
+  within(item: string): InvalidRequestError {
+    return new InvalidRequestError(this.field, this.reason, item);
+  }
+}
+
+/** A request whose verified token carries no tenant claim: it cannot be scoped to anyone's data. */
+export class MissingTenantClaimError extends RuntimeError {
+  constructor() {
+    super("Unauthorized: no tenant claim in the verified token");
+  }
+}
+
+/** A tenant claim that is not a usable tenant id (a number, a key-breaking string): refused, never coerced. */
+export class InvalidTenantClaimError extends RuntimeError {
+  constructor(cause: InvalidIdentifierError) {
+    super(`Forbidden: ${cause.message}`, { cause });
+  }
+}
+
+/** A request for the long-term store on a handler configured without one (`store: false`). */
+export class StoreRequiredError extends RuntimeError {
+  constructor(what: string) {
+    super(
+      `${what} needs a long-term store: this handler runs without one (its store option is false)`,
+    );
+  }
+}
+
+/** A run the tenant does not have on that thread (or one whose record is gone). */
+export class RunNotFoundError extends RuntimeError {
+  constructor(readonly runId: string) {
+    super(`Run ${runId} not found`);
+  }
+}
+
+/** A run still going, which cannot be deleted: it must be cancelled first. */
+export class RunActiveError extends RuntimeError {
+  constructor(readonly runId: string) {
+    super(`Run ${runId} is running: cancel it first`);
+  }
+}
+
+/** A join that ran out of the request's time before its run ended; the run goes on in the background. */
+export class RunNotFinishedError extends RuntimeError {
+  constructor(
+    readonly runId: string,
+    status: string,
+  ) {
+    super(`Run ${runId} is still ${status}: join it again`);
+  }
+}
+
+/** A run refused by its `multitask_strategy` (`reject`, the default) because its thread has a run going. */
+export class MultitaskRejectedError extends RuntimeError {
+  constructor(readonly threadId: string) {
+    super(
+      "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.",
+    );
+  }
+}
+
+/** Root of the assistants' errors (stored and system assistants). */
+export class AssistantError extends MemoryTableError {}
+
+/** No assistant of the tenant has this id, and no registered graph this graph id. */
+export class AssistantNotFoundError extends AssistantError {
+  constructor(
+    readonly assistantId: string,
+    /** The refusal in the words of the route (runs answer as LangGraph Server words it). */
+    message = `Assistant not found: ${assistantId}`,
+  ) {
+    super(message);
+  }
+}
+
+/** A version the assistant never had. */
+export class AssistantVersionNotFoundError extends AssistantError {
+  constructor(
+    readonly assistantId: string,
+    readonly version: number,
+  ) {
+    super(`Assistant version not found: ${assistantId} has no version ${version}`);
+  }
+}
+
+/** An assistant created with an assistant id that is already taken (`if_exists: "raise"`). */
+export class AssistantExistsError extends AssistantError {
+  constructor(readonly assistantId: string) {
+    super(`Assistant already exists: ${assistantId}`);
+  }
+}
+
+/** A change to a graph's own assistant: it is registered in code, never stored, so it cannot change. */
+export class SystemAssistantError extends AssistantError {
+  constructor(
+    readonly assistantId: string,
+    graphId: string,
+    change: string,
+  ) {
+    super(
+      `System assistant: ${assistantId} is graph ${graphId} as registered in code and cannot be ${change}; create an assistant of that graph instead`,
+    );
+  }
+}
+
+/** An assistant whose content is over the size one record holds; nothing was written. */
+export class AssistantTooLargeError extends AssistantError {
+  constructor(
+    readonly limitBytes: number,
+    readonly attemptedBytes: number,
+  ) {
+    super(
+      `Assistant too large: its config, context, metadata, name and description take ${attemptedBytes} bytes as JSON, over the limit of ${limitBytes}; nothing was written`,
+    );
+  }
+}
+
+/** A drawing of a graph that cannot draw itself (a graph object without `getGraphAsync`). */
+export class GraphDrawingUnavailableError extends AssistantError {
+  constructor(readonly graphId: string) {
+    super(`Graph drawing not available: graph ${graphId} has none`);
   }
 }
 

@@ -131,13 +131,6 @@ const CASES: Case[] = [
     detail: /got neither/,
   },
   {
-    // LangGraph Server would run the command and drop the input; an ambiguous request is refused here.
-    name: "both input and command (SDK)",
-    ...run("paused", { assistant_id: "booking", input: { a: 1 }, command: { resume: 1 } }),
-    status: 422,
-    detail: /expected input or command, got both/,
-  },
-  {
     name: "unknown multitask_strategy",
     ...run("paused", { assistant_id: "booking", input: {}, multitask_strategy: "sideways" }),
     status: 422,

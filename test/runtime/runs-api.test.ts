@@ -318,6 +318,21 @@ describe.each<Backend>(["memory", "dynamodb"])("background runs (%s checkpointer
     expect(done).toMatchObject({ approved: true, booked: true });
   });
 
+  it("resumes with both input and command, as Agent Chat UI sends them: the command wins", async () => {
+    const thread = await client.threads.create();
+    const paused = (await client.runs.wait(thread.thread_id, "booking", {
+      input: { request: "move it" },
+    })) as Record<string, unknown>;
+    expect(paused.__interrupt__).toHaveLength(1);
+    const done = (await client.runs.wait(thread.thread_id, "booking", {
+      input: {},
+      command: { resume: { approve: true } },
+    })) as Record<string, unknown>;
+    expect(done).toMatchObject({ approved: true, booked: true });
+    expect(done.__interrupt__).toBeUndefined();
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+
   it("refuses a webhook to a host the operator did not allow, before creating anything", async () => {
     const thread = await client.threads.create();
     await expect(

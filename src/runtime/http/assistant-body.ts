@@ -1,5 +1,6 @@
 import type { AssistantFilter } from "../../shared/assistants";
-import { describe, describeValue, HttpError } from "./http";
+import { InvalidRequestError } from "../../shared/errors";
+import { describe, describeValue } from "./http";
 import { objectField, optionalString, type RouteContext } from "./route-context";
 
 /** What the assistants routes (assistants-face.ts) read of a request: its path, body and query fields, checked. */
@@ -28,27 +29,27 @@ export function configField(body: Record<string, unknown>): Record<string, unkno
   if (config === undefined) return undefined;
   const { tags, recursion_limit: recursionLimit, configurable } = config;
   if (tags !== undefined && (!Array.isArray(tags) || tags.some((tag) => typeof tag !== "string"))) {
-    throw new HttpError(
-      422,
-      `Invalid config.tags: expected an array of strings, got ${describe(tags)}`,
+    throw new InvalidRequestError(
+      "config.tags",
+      `expected an array of strings, got ${describe(tags)}`,
     );
   }
   if (
     recursionLimit !== undefined &&
     (typeof recursionLimit !== "number" || !Number.isInteger(recursionLimit))
   ) {
-    throw new HttpError(
-      422,
-      `Invalid config.recursion_limit: expected an integer, got ${describeValue(recursionLimit)}`,
+    throw new InvalidRequestError(
+      "config.recursion_limit",
+      `expected an integer, got ${describeValue(recursionLimit)}`,
     );
   }
   if (
     configurable !== undefined &&
     (typeof configurable !== "object" || configurable === null || Array.isArray(configurable))
   ) {
-    throw new HttpError(
-      422,
-      `Invalid config.configurable: expected an object, got ${describe(configurable)}`,
+    throw new InvalidRequestError(
+      "config.configurable",
+      `expected an object, got ${describe(configurable)}`,
     );
   }
   return config;
@@ -73,9 +74,9 @@ export function enumField<T extends string>(
   const value = body[field];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "string" || !(allowed as readonly string[]).includes(value)) {
-    throw new HttpError(
-      422,
-      `Invalid ${field}: expected one of ${allowed.join(", ")}, got ${describeValue(value)}`,
+    throw new InvalidRequestError(
+      field,
+      `expected one of ${allowed.join(", ")}, got ${describeValue(value)}`,
     );
   }
   return value as T;
@@ -86,9 +87,9 @@ export function selectField(body: Record<string, unknown>): readonly string[] | 
   if (value === undefined || value === null) return undefined;
   const fields: readonly string[] = ASSISTANT_FIELDS;
   if (!Array.isArray(value) || value.some((field) => !fields.includes(field as string))) {
-    throw new HttpError(
-      422,
-      `Invalid select: expected an array of ${ASSISTANT_FIELDS.join(", ")}, got ${describe(value)}`,
+    throw new InvalidRequestError(
+      "select",
+      `expected an array of ${ASSISTANT_FIELDS.join(", ")}, got ${describe(value)}`,
     );
   }
   return value as string[];
@@ -110,5 +111,5 @@ export function booleanQuery(
   const lower = value.toLowerCase();
   if (lower === "true" || lower === "yes" || lower === "1") return true;
   if (lower === "false" || lower === "no" || lower === "0") return false;
-  throw new HttpError(422, `Invalid ${field}: expected ${expected}, got ${describeValue(value)}`);
+  throw new InvalidRequestError(field, `expected ${expected}, got ${describeValue(value)}`);
 }

@@ -16,10 +16,18 @@ import {
   type AssistantVersion,
   type AssistantVersionQuery,
 } from "../../shared/assistants";
-import { CheckpointerRequiredError } from "../../shared/errors";
+import {
+  AssistantExistsError,
+  AssistantNotFoundError,
+  AssistantTooLargeError,
+  AssistantVersionNotFoundError,
+  CheckpointerRequiredError,
+  InvalidRequestError,
+  SystemAssistantError,
+} from "../../shared/errors";
 import type { AssistantDefaults } from "../config";
 import type { GraphRegistry } from "../graphs/graph-registry";
-import { describe, describeValue, HttpError } from "./http";
+import { describe, describeValue } from "./http";
 
 /**
  * The namespace LangGraph Server derives the id of each graph's own assistant from (UUIDv5 of the graph id), so
@@ -65,8 +73,8 @@ export interface AssistantDirectoryOptions {
 /**
  * Every assistant a tenant can use: one system assistant per registered graph (never stored, the same for every
  * tenant) and the tenant's own, stored ones. Wherever an assistant id is accepted, a graph id is too (it names
- * that graph's system assistant), as on LangGraph Server. Failures are HttpErrors with LangGraph Server's
- * statuses; nothing is written before the input is known to be acceptable.
+ * that graph's system assistant), as on LangGraph Server. Failures are the assistants' errors (errors.ts;
+ * routes.ts gives them LangGraph Server's statuses); nothing is written before the input is known to be acceptable.
  */
 export class AssistantDirectory {
   private readonly registry: AssistantDirectoryOptions["registry"];
@@ -119,24 +127,21 @@ export class AssistantDirectory {
   /**
    * The assistant a request names: an assistant id or a graph id (that graph's system assistant); nothing
    * (undefined or null) is the default graph's system assistant. A value that is not a string, or nothing when
-   * there is no default graph, answers `status`; an unknown id 404.
+   * there is no default graph, is an InvalidRequestError; an unknown id an AssistantNotFoundError.
    */
-  async resolve(tenantId: string, value: unknown, status: 400 | 422): Promise<AssistantRecord> {
+  async resolve(tenantId: string, value: unknown): Promise<AssistantRecord> {
     if (value === undefined || value === null) {
       const fallback = this.registry.defaultAssistantId;
       if (fallback === undefined) {
-        throw new HttpError(
-          status,
-          `Invalid assistant_id: expected an assistant id or one of the graphs ${this.graphIds.join(", ")}, got nothing`,
+        throw new InvalidRequestError(
+          "assistant_id",
+          `expected an assistant id or one of the graphs ${this.graphIds.join(", ")}, got nothing`,
         );
       }
       return this.get(tenantId, fallback);
     }
     if (typeof value !== "string") {
-      throw new HttpError(
-        status,
-        `Invalid assistant_id: expected a string, got ${describe(value)}`,
-      );
+      throw new InvalidRequestError("assistant_id", `expected a string, got ${describe(value)}`);
     }
     return this.get(tenantId, value);
   }
@@ -144,7 +149,7 @@ export class AssistantDirectory {
   /** An assistant by id or graph id; 404 when the tenant has no such assistant. */
   async get(tenantId: string, idOrGraphId: string): Promise<AssistantRecord> {
     const found = await this.find(tenantId, idOrGraphId);
-    if (!found) throw notFound(idOrGraphId);
+    if (!found) throw new AssistantNotFoundError(idOrGraphId);
     return found;
   }
 
@@ -155,7 +160,7 @@ export class AssistantDirectory {
     const assistantId = input.assistantId ?? uuid7();
     const system = this.system.get(assistantId);
     if (system) {
-      if (input.ifExists === "raise") throw alreadyExists(assistantId);
+      if (input.ifExists === "raise") throw new AssistantExistsError(assistantId);
       return system;
     }
     if (!this.store) throw new CheckpointerRequiredError("Creating an assistant");
@@ -169,7 +174,7 @@ export class AssistantDirectory {
       metadata: input.metadata,
       now: this.now(),
     });
-    if (!result.created && input.ifExists === "raise") throw alreadyExists(assistantId);
+    if (!result.created && input.ifExists === "raise") throw new AssistantExistsError(assistantId);
     return result.assistant;
   }
 
@@ -185,14 +190,15 @@ export class AssistantDirectory {
     // Checked on the version read; a concurrent patch may add to it, never past DynamoDB's item size.
     assertFits(patchedAssistant(current, changes, current.version + 1, now));
     const patched = await this.store!.patch(tenantId, current.assistantId, changes, now);
-    if (!patched) throw notFound(idOrGraphId);
+    if (!patched) throw new AssistantNotFoundError(idOrGraphId);
     return patched;
   }
 
   /** Deletes a stored assistant with its versions and returns its id. System assistants answer 409. */
   async delete(tenantId: string, idOrGraphId: string): Promise<string> {
     const current = await this.stored(tenantId, idOrGraphId, "deleted");
-    if (!(await this.store!.delete(tenantId, current.assistantId))) throw notFound(idOrGraphId);
+    if (!(await this.store!.delete(tenantId, current.assistantId)))
+      throw new AssistantNotFoundError(idOrGraphId);
     return current.assistantId;
   }
 
@@ -240,7 +246,7 @@ export class AssistantDirectory {
       : this.store && isAssistantUuid(assistantId)
         ? await this.store.listVersions(tenantId, assistantId, query)
         : undefined;
-    if (!versions || versions.length === 0) throw notFound(idOrGraphId);
+    if (!versions || versions.length === 0) throw new AssistantNotFoundError(idOrGraphId);
     return versions;
   }
 
@@ -253,13 +259,14 @@ export class AssistantDirectory {
     const assistantId = this.canonicalId(idOrGraphId);
     const system = this.system.get(assistantId);
     if (system) {
-      if (version !== system.version) throw versionNotFound(assistantId, version);
+      if (version !== system.version) throw new AssistantVersionNotFoundError(assistantId, version);
       return system;
     }
-    if (!this.store || !isAssistantUuid(assistantId)) throw notFound(idOrGraphId);
+    if (!this.store || !isAssistantUuid(assistantId)) throw new AssistantNotFoundError(idOrGraphId);
     const result = await this.store.setLatest(tenantId, assistantId, version, this.now());
-    if (result.status === "missing") throw notFound(idOrGraphId);
-    if (result.status === "no-version") throw versionNotFound(assistantId, version);
+    if (result.status === "missing") throw new AssistantNotFoundError(idOrGraphId);
+    if (result.status === "no-version")
+      throw new AssistantVersionNotFoundError(assistantId, version);
     return result.assistant;
   }
 
@@ -285,21 +292,18 @@ export class AssistantDirectory {
     const assistantId = this.canonicalId(idOrGraphId);
     const system = this.system.get(assistantId);
     if (system) {
-      throw new HttpError(
-        409,
-        `System assistant: ${assistantId} is graph ${system.graphId} as registered in code and cannot be ${change}; create an assistant of that graph instead`,
-      );
+      throw new SystemAssistantError(assistantId, system.graphId, change);
     }
     const found = await this.find(tenantId, assistantId);
-    if (!found) throw notFound(idOrGraphId);
+    if (!found) throw new AssistantNotFoundError(idOrGraphId);
     return found;
   }
 
   private assertGraph(graphId: string): void {
     if (!this.registry.has(graphId)) {
-      throw new HttpError(
-        422,
-        `Invalid graph_id: expected one of ${this.graphIds.join(", ")}, got ${describeValue(graphId)}`,
+      throw new InvalidRequestError(
+        "graph_id",
+        `expected one of ${this.graphIds.join(", ")}, got ${describeValue(graphId)}`,
       );
     }
   }
@@ -323,24 +327,6 @@ function assertFits(
 ): void {
   const bytes = assistantContentBytes(content);
   if (bytes > MAX_ASSISTANT_BYTES) {
-    throw new HttpError(
-      413,
-      `Assistant too large: its config, context, metadata, name and description take ${bytes} bytes as JSON, over the limit of ${MAX_ASSISTANT_BYTES}; nothing was written`,
-    );
+    throw new AssistantTooLargeError(MAX_ASSISTANT_BYTES, bytes);
   }
-}
-
-function notFound(value: string): HttpError {
-  return new HttpError(404, `Assistant not found: ${value}`);
-}
-
-function alreadyExists(assistantId: string): HttpError {
-  return new HttpError(409, `Assistant already exists: ${assistantId}`);
-}
-
-function versionNotFound(assistantId: string, version: number): HttpError {
-  return new HttpError(
-    404,
-    `Assistant version not found: ${assistantId} has no version ${version}`,
-  );
 }

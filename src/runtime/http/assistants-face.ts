@@ -16,7 +16,8 @@ import {
 } from "./assistant-body";
 import { isAssistantUuid, type AssistantCreateInput } from "./assistant-directory";
 import { SCAN_LIMIT } from "./thread-search";
-import { describe, describeValue, HttpError, json } from "./http";
+import { GraphDrawingUnavailableError, InvalidRequestError } from "../../shared/errors";
+import { describe, describeValue, json } from "./http";
 import {
   integerField,
   objectField,
@@ -41,20 +42,20 @@ export const createAssistant: RouteHandler = async (context) => {
   const { body } = context;
   const assistantId = optionalString(body, "assistant_id");
   if (assistantId !== undefined && !isAssistantUuid(assistantId)) {
-    throw new HttpError(
-      422,
-      `Invalid assistant_id: expected a UUID, got ${describeValue(assistantId)}`,
+    throw new InvalidRequestError(
+      "assistant_id",
+      `expected a UUID, got ${describeValue(assistantId)}`,
     );
   }
   const graphId = optionalString(body, "graph_id");
   if (graphId === undefined) {
-    throw new HttpError(422, `Invalid graph_id: expected a string, got ${describe(body.graph_id)}`);
+    throw new InvalidRequestError("graph_id", `expected a string, got ${describe(body.graph_id)}`);
   }
   const ifExists = body.if_exists ?? "raise";
   if (ifExists !== "raise" && ifExists !== "do_nothing") {
-    throw new HttpError(
-      422,
-      `Invalid if_exists: expected "raise" or "do_nothing", got ${describeValue(ifExists)}`,
+    throw new InvalidRequestError(
+      "if_exists",
+      `expected "raise" or "do_nothing", got ${describeValue(ifExists)}`,
     );
   }
   const name = optionalString(body, "name");
@@ -107,9 +108,9 @@ export const patchAssistant: RouteHandler = async (context) => {
 export const deleteAssistant: RouteHandler = async (context) => {
   const deleteThreads = context.query.delete_threads;
   if (deleteThreads !== undefined && !["true", "false"].includes(deleteThreads)) {
-    throw new HttpError(
-      422,
-      `Invalid delete_threads: expected true or false, got ${describeValue(deleteThreads)}`,
+    throw new InvalidRequestError(
+      "delete_threads",
+      `expected true or false, got ${describeValue(deleteThreads)}`,
     );
   }
   let idOrGraphId = assistantParam(context);
@@ -134,9 +135,9 @@ async function deleteThreadsOf(context: RouteContext, assistantId: string): Prom
     if (++read > SCAN_LIMIT) {
       // Refused before anything is deleted: deleting some of its threads and then the assistant would leave
       // the rest behind unnamed.
-      throw new HttpError(
-        422,
-        `Invalid delete_threads: the tenant has more than ${SCAN_LIMIT} threads to look through; delete the assistant's threads first, then the assistant`,
+      throw new InvalidRequestError(
+        "delete_threads",
+        `the tenant has more than ${SCAN_LIMIT} threads to look through; delete the assistant's threads first, then the assistant`,
       );
     }
     if (record.metadata.assistant_id === assistantId) doomed.push(record.threadId);
@@ -195,9 +196,9 @@ export const listAssistantVersions: RouteHandler = async (context) => {
 export const setLatestAssistantVersion: RouteHandler = async (context) => {
   const version = context.body.version;
   if (typeof version !== "number" || !Number.isInteger(version) || version < 1) {
-    throw new HttpError(
-      422,
-      `Invalid version: expected a positive integer, got ${describeValue(version)}`,
+    throw new InvalidRequestError(
+      "version",
+      `expected a positive integer, got ${describeValue(version)}`,
     );
   }
   const assistant = await context.assistants.setLatest(
@@ -213,7 +214,7 @@ export const getAssistantGraph: RouteHandler = async (context) => {
   const xray = xrayQuery(context.query.xray);
   const { assistant, graph } = await assistantGraph(context);
   if (typeof graph.getGraphAsync !== "function") {
-    throw new HttpError(404, `Graph drawing not available: graph ${assistant.graphId} has none`);
+    throw new GraphDrawingUnavailableError(assistant.graphId);
   }
   const drawable = await graph.getGraphAsync({
     ...graphConfig(assistant),

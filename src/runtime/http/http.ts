@@ -23,7 +23,11 @@ export type HttpResult = APIGatewayProxyStructuredResultV2 & {
   clientGone?: () => void;
 };
 
-/** A failure the runtime answers with a specific status and a `{detail}` body. Only the runtime maps to HTTP. */
+/**
+ * A refusal of the router or the body parser (an unknown route, a body that is not JSON), decided before any face
+ * runs, with its own status and a `{detail}` body. Faces throw domain errors instead (errors.ts), which
+ * ERROR_STATUSES (routes.ts) maps to a status per face.
+ */
 export class HttpError extends RuntimeError {
   constructor(
     readonly statusCode: number,
@@ -162,8 +166,8 @@ export function exceedsDepth(value: unknown, limit: number): boolean {
 }
 
 /**
- * The one mapping from errors to responses: an HttpError says its own status; known errors answer with their
- * status on the route's face (routes.ts) and their message; anything else is a 500 whose body and log line
+ * The one mapping from errors to responses: a routing-level HttpError says its own status; known errors answer
+ * with their status on the route's face (routes.ts) and their message; anything else is a 500 whose body and log line
  * share an error id, and carry nothing of the error's message or stack (they can hold state).
  */
 export function errorResponse(

@@ -1,10 +1,10 @@
 import type { Logger } from "pino";
-import { InvalidIdentifierError } from "../../shared/errors";
+import { AssistantNotFoundError, InvalidRequestError } from "../../shared/errors";
 import type { AssistantDirectory } from "./assistant-directory";
 import { assertPathIdentifier } from "../../shared/identifiers";
 import type { RunEngine, RunOutcome } from "../graphs/engine";
 import type { GraphRegistry } from "../graphs/graph-registry";
-import { describe, describeValue, HttpError, type HttpResult } from "./http";
+import { describe, describeValue, type HttpResult } from "./http";
 import type { RunMetrics } from "../observability";
 import type { RunManager } from "../runs/run-manager";
 import type { WebhookSender } from "../runs/webhooks";
@@ -51,16 +51,11 @@ export interface RouteContext {
 export type RouteHandler = (context: RouteContext) => Promise<HttpResult>;
 
 /**
- * A validated thread id, usable on every route (a URL path segment, a key for every saver); `status` is 400 on
- * the simple face, 422 on the SDK face (as LangGraph Server).
+ * A validated thread id, usable on every route (a URL path segment, a key for every saver): a bad one throws
+ * {@link InvalidIdentifierError}, which each face answers with its own status (routes.ts).
  */
-export function threadIdFrom(value: unknown, status: 400 | 422): string {
-  try {
-    return assertPathIdentifier("thread_id", value);
-  } catch (error) {
-    if (error instanceof InvalidIdentifierError) throw new HttpError(status, error.message);
-    throw error;
-  }
+export function threadIdFrom(value: unknown): string {
+  return assertPathIdentifier("thread_id", value);
 }
 
 /**
@@ -72,33 +67,23 @@ export function runIdFrom(value: unknown): string {
   return assertPathIdentifier("run_id", value);
 }
 
-/** The assistant a request names (404 when unknown), or the default one. */
-export function assistantFrom(registry: GraphRegistry, value: unknown, status: 400 | 422): string {
+/** The graph a request names (AssistantNotFoundError when unknown), or the default one. */
+export function assistantFrom(registry: GraphRegistry, value: unknown): string {
   if (value === undefined || value === null) {
     const fallback = registry.defaultAssistantId;
     if (fallback === undefined) {
-      throw new HttpError(
-        status,
-        `Invalid assistant_id: expected one of ${registry.assistantIds.join(", ")}, got nothing`,
+      throw new InvalidRequestError(
+        "assistant_id",
+        `expected one of ${registry.assistantIds.join(", ")}, got nothing`,
       );
     }
     return fallback;
   }
   if (typeof value !== "string") {
-    throw new HttpError(status, `Invalid assistant_id: expected a string, got ${describe(value)}`);
+    throw new InvalidRequestError("assistant_id", `expected a string, got ${describe(value)}`);
   }
-  if (!registry.has(value)) throw new HttpError(404, `Assistant not found: ${value}`);
+  if (!registry.has(value)) throw new AssistantNotFoundError(value);
   return value;
-}
-
-/** Enforces "exactly one of input and resume", with the face's field names. */
-export function exactlyOne(hasInput: boolean, hasResume: boolean, resumeField: string): void {
-  if (hasInput === hasResume) {
-    throw new HttpError(
-      400,
-      `Invalid body: expected exactly one of input and ${resumeField}, got ${hasInput ? "both" : "neither"}`,
-    );
-  }
 }
 
 export function integerField(
@@ -114,9 +99,9 @@ export function integerField(
   const value = fromString && typeof raw === "string" && /^-?\d+$/.test(raw) ? Number(raw) : raw;
   if (value === undefined || value === null) return fallback;
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-    throw new HttpError(
-      422,
-      `Invalid ${field}: expected an integer from ${min} to ${max}, got ${describeValue(value)}`,
+    throw new InvalidRequestError(
+      field,
+      `expected an integer from ${min} to ${max}, got ${describeValue(value)}`,
     );
   }
   return value;
@@ -129,7 +114,7 @@ export function objectField(
   const value = body[field];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "object" || Array.isArray(value)) {
-    throw new HttpError(422, `Invalid ${field}: expected an object, got ${describe(value)}`);
+    throw new InvalidRequestError(field, `expected an object, got ${describe(value)}`);
   }
   return value as Record<string, unknown>;
 }
@@ -139,7 +124,7 @@ export function optionalString(body: Record<string, unknown>, field: string): st
   const value = body[field];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "string") {
-    throw new HttpError(422, `Invalid ${field}: expected a string, got ${describe(value)}`);
+    throw new InvalidRequestError(field, `expected a string, got ${describe(value)}`);
   }
   return value;
 }

@@ -1,17 +1,31 @@
 import {
+  AssistantExistsError,
   AssistantMismatchError,
+  AssistantNotFoundError,
+  AssistantTooLargeError,
+  AssistantVersionNotFoundError,
   CheckpointNotFoundError,
   CheckpointCapacityError,
   CheckpointTooLargeError,
   CheckpointerRequiredError,
+  GraphDrawingUnavailableError,
   InvalidIdentifierError,
+  InvalidRequestError,
   InvalidStoreOperationError,
+  InvalidTenantClaimError,
+  MissingTenantClaimError,
+  MultitaskRejectedError,
   NothingToResumeError,
+  RunActiveError,
   RunBudgetExhaustedError,
   RunCancelledError,
+  RunNotFinishedError,
+  RunNotFoundError,
   StoreCapacityError,
   StoreSearchTooBroadError,
+  StoreRequiredError,
   StoreValueTooLargeError,
+  SystemAssistantError,
   ThreadBusyError,
   ThreadExistsError,
   ThreadNotFoundError,
@@ -104,24 +118,45 @@ type ErrorClass = abstract new (...args: any[]) => Error;
 
 /**
  * The status each known error answers with, per face (the first matching class wins, so subclasses come
- * first). The SDK face answers invalid input with 422 as LangGraph Server does; the simple face with 400.
- * Anything else is a 500 with an error id and nothing of the error's message.
+ * first): the one place a status is decided; route handlers throw these errors, never a status. The SDK face
+ * answers invalid input with 422 as LangGraph Server does; the simple face with 400. Anything else is a 500 with
+ * an error id and nothing of the error's message.
  */
 export const ERROR_STATUSES: ReadonlyArray<readonly [ErrorClass, Record<ApiFace, number>]> = [
+  // Who is asking: no tenant is 401; a tenant that cannot be anyone's is 403.
+  [MissingTenantClaimError, { simple: 401, server: 401 }],
+  [InvalidTenantClaimError, { simple: 403, server: 403 }],
+  // What was asked for is not there.
   [ThreadNotFoundError, { simple: 404, server: 404 }],
   [CheckpointNotFoundError, { simple: 404, server: 404 }],
+  [RunNotFoundError, { simple: 404, server: 404 }],
+  [AssistantNotFoundError, { simple: 404, server: 404 }],
+  [AssistantVersionNotFoundError, { simple: 404, server: 404 }],
+  [GraphDrawingUnavailableError, { simple: 404, server: 404 }],
+  // What was asked for conflicts with what is there now.
   [ThreadBusyError, { simple: 409, server: 409 }],
+  [MultitaskRejectedError, { simple: 409, server: 409 }],
   [NothingToResumeError, { simple: 409, server: 409 }],
   [AssistantMismatchError, { simple: 409, server: 409 }],
   [ThreadPausedError, { simple: 409, server: 409 }],
   [ThreadExistsError, { simple: 409, server: 409 }],
   [RunCancelledError, { simple: 409, server: 409 }],
+  [RunActiveError, { simple: 409, server: 409 }],
+  [AssistantExistsError, { simple: 409, server: 409 }],
+  [SystemAssistantError, { simple: 409, server: 409 }],
+  // What the handler is configured without.
   [CheckpointerRequiredError, { simple: 400, server: 400 }],
+  [StoreRequiredError, { simple: 400, server: 400 }],
   // 408, not 5xx: the SDK re-sends 5xx at once, and a too-short function timeout would fail the same way.
   [RunBudgetExhaustedError, { simple: 408, server: 408 }],
+  // 408: the SDK does not re-send it; the client joins again (the run goes on meanwhile).
+  [RunNotFinishedError, { simple: 408, server: 408 }],
+  // The request's own fields.
+  [InvalidRequestError, { simple: 400, server: 422 }],
   [InvalidIdentifierError, { simple: 400, server: 422 }],
   [CheckpointTooLargeError, { simple: 413, server: 413 }],
   [CheckpointCapacityError, { simple: 413, server: 413 }],
+  [AssistantTooLargeError, { simple: 413, server: 413 }],
   // The long-term store. StoreEmbeddingError stays out: the embeddings model failed, not the caller's input, so
   // it answers as any unexpected error (500 with an error id; its name in the log line).
   [InvalidStoreOperationError, { simple: 400, server: 422 }],

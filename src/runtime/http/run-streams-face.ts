@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { FINAL_RUN_STATUSES, type RunRecord } from "../../shared/runs";
-import { HttpError } from "./http";
+import { InvalidRequestError } from "../../shared/errors";
 import { toWireJson } from "../runs/wire-json";
 import { threadIdFrom, type RouteContext, type RouteHandler } from "./route-context";
 import type { RunAddress } from "../runs/run-event-log";
@@ -17,7 +17,7 @@ import { readThreadValues } from "./thread-values";
  */
 
 export const streamRun: RouteHandler = async (context) =>
-  createAndFollow(context, threadIdFrom(context.params.thread_id, 422), false);
+  createAndFollow(context, threadIdFrom(context.params.thread_id), false);
 
 export const streamStatelessRun: RouteHandler = async (context) =>
   createAndFollow(context, randomUUID(), true);
@@ -199,9 +199,9 @@ function lastEventIdOf(context: RouteContext): number {
   // "-1" (as the SDK sends to start a resumable stream over) means before the first event.
   if (raw === undefined || raw === "" || raw === "-1") return -1;
   if (!/^\d{1,10}$/.test(raw)) {
-    throw new HttpError(
-      422,
-      `Invalid Last-Event-ID: expected an event id, got ${JSON.stringify(raw.slice(0, 20))}`,
+    throw new InvalidRequestError(
+      "Last-Event-ID",
+      `expected an event id, got ${JSON.stringify(raw.slice(0, 20))}`,
     );
   }
   return Number(raw);

@@ -1,8 +1,15 @@
 import { randomUUID } from "node:crypto";
 import {
+  AssistantNotFoundError,
   CheckpointerRequiredError,
+  InvalidRequestError,
+  MultitaskRejectedError,
+  RunActiveError,
   RunBudgetExhaustedError,
+  RunNotFinishedError,
+  RunNotFoundError,
   ThreadBusyError,
+  ThreadNotFoundError,
 } from "../../shared/errors";
 import type { AssistantRecord } from "../../shared/assistants";
 import type { ClaimedRun } from "../../shared/threads";
@@ -12,22 +19,22 @@ import {
   type RunKwargs,
   type RunRecord,
 } from "../../shared/runs";
-import { HttpError, json, noContent, type HttpResult } from "./http";
+import { json, noContent, type HttpResult } from "./http";
 import {
-  integerField,
   runIdFrom,
   threadIdFrom,
   type RequestOutcome,
   type RouteContext,
   type RouteHandler,
 } from "./route-context";
-import { optionalEnum, parseRunBody, type RunBody } from "./run-body";
+import { parseRunBody, type RunBody } from "./run-body";
+import { parseRequest } from "./schemas/request-schema";
+import { runCancelQuery, runListQuery } from "./schemas/run-schemas";
 import { runJson } from "../runs/run-json";
 import type { JoinResult, RunManager } from "../runs/run-manager";
 import { requireCheckpoint } from "./thread-state";
 import type { EndedRun } from "../runs/recent-runs";
 import { readThreadValues } from "./thread-values";
-import { isRunStatus } from "../../shared/runs";
 
 /**
  * Runs on the LangGraph Server face: background runs (create, get, list, join, cancel, delete) and waited runs,
@@ -38,7 +45,7 @@ import { isRunStatus } from "../../shared/runs";
 const ANSWER_MARGIN_MS = 2_000;
 
 export const createRun: RouteHandler = async (context) => {
-  const threadId = threadIdFrom(context.params.thread_id, 422);
+  const threadId = threadIdFrom(context.params.thread_id);
   const { run } = await startRun(context, threadId, false, false);
   context.log.outcome = "queued";
   return json(200, runJson(run), contentLocation(run));
@@ -61,21 +68,19 @@ export const MAX_BATCH_RUNS = 100;
 export const createRunBatch: RouteHandler = async (context) => {
   const items = context.body.items as unknown[];
   if (items.length === 0 || items.length > MAX_BATCH_RUNS) {
-    throw new HttpError(
-      422,
-      `Invalid body: expected 1 to ${MAX_BATCH_RUNS} runs, got ${items.length}`,
+    throw new InvalidRequestError(
+      "body",
+      `expected 1 to ${MAX_BATCH_RUNS} runs, got ${items.length}`,
     );
   }
   const parsed = items.map((item, index) => {
     if (typeof item !== "object" || item === null || Array.isArray(item)) {
-      throw new HttpError(422, `Run ${index}: Invalid body: expected a JSON object`);
+      throw new InvalidRequestError("body", "expected a JSON object", `Run ${index}`);
     }
     try {
       return parseRunBody(item as Record<string, unknown>, context.webhooks);
     } catch (error) {
-      if (error instanceof HttpError) {
-        throw new HttpError(error.statusCode, `Run ${index}: ${error.message}`);
-      }
+      if (error instanceof InvalidRequestError) throw error.within(`Run ${index}`);
       throw error;
     }
   });
@@ -101,23 +106,18 @@ export const createRunBatch: RouteHandler = async (context) => {
 };
 
 export const waitRun: RouteHandler = async (context) =>
-  waitForRun(context, threadIdFrom(context.params.thread_id, 422), false);
+  waitForRun(context, threadIdFrom(context.params.thread_id), false);
 
 export const waitStatelessRun: RouteHandler = async (context) =>
   waitForRun(context, randomUUID(), true);
 
 export const listRuns: RouteHandler = async (context) => {
-  const threadId = threadIdFrom(context.params.thread_id, 422);
+  const threadId = threadIdFrom(context.params.thread_id);
   context.log.thread = threadId;
-  const limit = integerField(context.query, "limit", 10, 1, 1000, true);
-  const offset = integerField(context.query, "offset", 0, 0, 100_000, true);
-  const status = context.query.status;
-  if (status !== undefined && !isRunStatus(status)) {
-    throw new HttpError(
-      422,
-      `Invalid status: expected a run status, got ${JSON.stringify(status)}`,
-    );
-  }
+  const query = parseRequest(runListQuery, context.query);
+  const limit = query.limit ?? 10;
+  const offset = query.offset ?? 0;
+  const status = query.status;
   await context.engine.requireThread(context.tenantId, threadId);
   const runs = await manager(context).runStore.listRuns({
     tenantId: context.tenantId,
@@ -137,7 +137,7 @@ export const getRun: RouteHandler = async (context) => {
 export const deleteRun: RouteHandler = async (context) => {
   const run = await requireRun(context);
   if (!FINAL_RUN_STATUSES.includes(run.status) && run.status !== "pending") {
-    throw new HttpError(409, `Run ${run.runId} is running: cancel it first`);
+    throw new RunActiveError(run.runId);
   }
   if (run.status === "pending") {
     await manager(context).cancel(context.tenantId, run.threadId, run.runId, "rollback");
@@ -155,11 +155,10 @@ export const joinRun: RouteHandler = async (context) => {
     budgetOf(context),
     run,
   );
-  if (!joined) throw new HttpError(404, `Run ${run.runId} not found`);
+  if (!joined) throw new RunNotFoundError(run.runId);
   if (!joined.done) {
     context.log.outcome = "running";
-    // 408: the SDK does not re-send it, the client joins again (the run goes on meanwhile).
-    throw new HttpError(408, `Run ${run.runId} is still ${joined.run.status}: join it again`);
+    throw new RunNotFinishedError(run.runId, joined.run.status);
   }
   return json(200, await resultOf(context, joined));
 };
@@ -167,8 +166,7 @@ export const joinRun: RouteHandler = async (context) => {
 export const cancelRun: RouteHandler = async (context) => {
   const run = await requireRun(context);
   const wait = ["1", "true"].includes(context.query.wait ?? "");
-  const action: CancelAction =
-    optionalEnum(context.query, "action", ["interrupt", "rollback"] as const) ?? "interrupt";
+  const action: CancelAction = parseRequest(runCancelQuery, context.query).action ?? "interrupt";
   await manager(context).cancel(context.tenantId, run.threadId, run.runId, action);
   context.log.outcome = "cancelled";
   if (!wait) return { statusCode: 202, headers: { "content-type": "application/json" } };
@@ -221,10 +219,7 @@ export async function startRun(
     return { ...created, body };
   } catch (error) {
     if (error instanceof ThreadBusyError) {
-      throw new HttpError(
-        409,
-        "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.",
-      );
+      throw new MultitaskRejectedError(threadId);
     }
     throw error;
   }
@@ -236,11 +231,11 @@ export async function runAssistant(
   value: unknown,
 ): Promise<AssistantRecord> {
   try {
-    return await context.assistants.resolve(context.tenantId, value, 422);
+    return await context.assistants.resolve(context.tenantId, value);
   } catch (error) {
-    if (error instanceof HttpError && error.statusCode === 404) {
-      throw new HttpError(
-        404,
+    if (error instanceof AssistantNotFoundError) {
+      throw new AssistantNotFoundError(
+        error.assistantId,
         `No assistant found for ${JSON.stringify(value)}. Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
       );
     }
@@ -333,7 +328,7 @@ async function waitForRun(
     run.runId,
     Math.max(0, deadline - Date.now()),
   );
-  if (!joined) throw new HttpError(404, `Run ${run.runId} not found`);
+  if (!joined) throw new RunNotFoundError(run.runId);
   if (!joined.done) {
     context.log.outcome = "running";
     return json(
@@ -405,9 +400,9 @@ async function statelessWithoutCheckpointer(
   const body = parseRunBody(context.body, context.webhooks);
   if (body.ifNotExists !== "create" && context.params.thread_id !== undefined) {
     // No thread ever exists, so the default `reject` is a 404 as for any missing thread.
-    throw new HttpError(
-      404,
-      `Thread not found: ${threadId} (this handler keeps no threads: send if_not_exists "create")`,
+    throw new ThreadNotFoundError(
+      threadId,
+      'this handler keeps no threads: send if_not_exists "create"',
     );
   }
   if (body.kwargs.command?.resume !== undefined)
@@ -446,16 +441,16 @@ async function statelessWithoutCheckpointer(
 
 /** The run a route's path names (every route with a `{run_id}` reads it here), or 404. */
 export async function requireRun(context: RouteContext): Promise<RunRecord> {
-  const threadId = threadIdFrom(context.params.thread_id, 422);
+  const threadId = threadIdFrom(context.params.thread_id);
   const runId = runIdFrom(context.params.run_id);
   context.log.thread = threadId;
   const runs = manager(context);
   const run = await runs.runStore.getRun(context.tenantId, threadId, runId);
-  if (!run) throw new HttpError(404, `Run ${runId} not found`);
+  if (!run) throw new RunNotFoundError(runId);
   // A run that should be going on but whose process died goes on now (or ends), not when a new run comes.
   if (FINAL_RUN_STATUSES.includes(run.status)) return run;
   const current = await runs.recoverRun(context.tenantId, run);
-  if (!current) throw new HttpError(404, `Run ${runId} not found`);
+  if (!current) throw new RunNotFoundError(runId);
   return current;
 }
 

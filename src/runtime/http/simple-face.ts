@@ -1,14 +1,10 @@
 import { effectiveStatus } from "./serialize";
 import { json, type HttpResult } from "./http";
-import {
-  assistantFrom,
-  exactlyOne,
-  threadIdFrom,
-  type RouteContext,
-  type RouteHandler,
-} from "./route-context";
+import { assistantFrom, threadIdFrom, type RouteContext, type RouteHandler } from "./route-context";
 import { invokeRun, type InvokeRequest } from "./invoke-run";
 import { deadlineMessage, runAndRecord } from "./run-request";
+import { parseRequest } from "./schemas/request-schema";
+import { invokeSchema } from "./schemas/simple-schemas";
 import type { PendingInterrupt } from "../../shared/threads";
 
 /**
@@ -16,12 +12,10 @@ import type { PendingInterrupt } from "../../shared/threads";
  * `GET /threads/{thread_id}/status` reads its status from the thread record.
  */
 export const invoke: RouteHandler = async (context) => {
-  const { body } = context;
-  const threadId = threadIdFrom(body.thread_id, 400);
-  const hasInput = "input" in body;
+  const threadId = threadIdFrom(context.body.thread_id);
+  const body = parseRequest(invokeSchema, context.body);
   const hasResume = "resume" in body;
-  exactlyOne(hasInput, hasResume, "resume");
-  const assistantId = assistantFrom(context.registry, body.assistant_id, 400);
+  const assistantId = assistantFrom(context.registry, body.assistant_id);
   const kind = hasResume ? "resume" : "start";
   const outcome = context.runs
     ? await invokeAndLog(context, {
@@ -71,7 +65,7 @@ async function invokeAndLog(context: RouteContext, request: InvokeRequest) {
 }
 
 export const threadStatus: RouteHandler = async (context: RouteContext): Promise<HttpResult> => {
-  const threadId = threadIdFrom(context.params.thread_id, 400);
+  const threadId = threadIdFrom(context.params.thread_id);
   context.log.thread = threadId;
   const record = await context.engine.requireThread(context.tenantId, threadId);
   return json(200, {

@@ -9,7 +9,8 @@ import {
   type StoreSearchOperation,
 } from "../../store/operations";
 import { MAX_PAGE_LIMIT, MAX_PAGE_OFFSET, RESERVED_ROOT_LABEL } from "../../store/validation";
-import { describe, describeValue, HttpError, json, noContent } from "./http";
+import { InvalidRequestError, StoreRequiredError } from "../../shared/errors";
+import { describe, describeValue, json, noContent } from "./http";
 import {
   integerField,
   objectField,
@@ -107,10 +108,7 @@ export const STORE_HANDLERS: Readonly<Record<string, RouteHandler>> = {
 function storeOf(context: RouteContext, what: string): BaseStore {
   const store = context.engine.tenantStore(context.tenantId);
   if (!store) {
-    throw new HttpError(
-      400,
-      `${what} needs a long-term store: this handler runs without one (its store option is false)`,
-    );
+    throw new StoreRequiredError(what);
   }
   return store;
 }
@@ -135,26 +133,23 @@ function namespaceField(
   rules: { allowEmpty?: boolean; forPut?: boolean } = {},
 ): string[] {
   if (!Array.isArray(value)) {
-    throw new HttpError(
-      422,
-      `Invalid ${field}: expected an array of strings, got ${describe(value)}`,
-    );
+    throw new InvalidRequestError(field, `expected an array of strings, got ${describe(value)}`);
   }
   if (value.length === 0 && !rules.allowEmpty) {
-    throw new HttpError(422, `Invalid ${field}: expected at least one label, got an empty array`);
+    throw new InvalidRequestError(field, `expected at least one label, got an empty array`);
   }
   value.forEach((label: unknown, index) => {
     if (typeof label !== "string" || label === "" || label.includes(".")) {
-      throw new HttpError(
-        422,
-        `Invalid ${field}[${index}]: expected a non-empty string without ".", got ${typeof label === "string" ? (label === "" ? "an empty string" : 'a string with "."') : describe(label)}`,
+      throw new InvalidRequestError(
+        `${field}[${index}]`,
+        `expected a non-empty string without ".", got ${typeof label === "string" ? (label === "" ? "an empty string" : 'a string with "."') : describe(label)}`,
       );
     }
   });
   if (rules.forPut && value[0] === RESERVED_ROOT_LABEL) {
-    throw new HttpError(
-      422,
-      `Invalid ${field}: expected a root label other than "${RESERVED_ROOT_LABEL}" (reserved by LangGraph)`,
+    throw new InvalidRequestError(
+      field,
+      `expected a root label other than "${RESERVED_ROOT_LABEL}" (reserved by LangGraph)`,
     );
   }
   return value as string[];
@@ -162,9 +157,9 @@ function namespaceField(
 
 function keyField(value: unknown): string {
   if (typeof value !== "string" || value === "") {
-    throw new HttpError(
-      422,
-      `Invalid key: expected a non-empty string, got ${value === "" ? "an empty string" : describe(value)}`,
+    throw new InvalidRequestError(
+      "key",
+      `expected a non-empty string, got ${value === "" ? "an empty string" : describe(value)}`,
     );
   }
   return value;
@@ -172,7 +167,7 @@ function keyField(value: unknown): string {
 
 function valueField(value: unknown): Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new HttpError(422, `Invalid value: expected an object, got ${describe(value)}`);
+    throw new InvalidRequestError("value", `expected an object, got ${describe(value)}`);
   }
   return value as Record<string, unknown>;
 }
@@ -184,27 +179,27 @@ function indexField(value: unknown): false | string[] | undefined {
   if (Array.isArray(value) && value.every((path) => typeof path === "string")) {
     return value as string[];
   }
-  throw new HttpError(
-    422,
-    `Invalid index: expected false, null or an array of field paths, got ${describeValue(value)}`,
+  throw new InvalidRequestError(
+    "index",
+    `expected false, null or an array of field paths, got ${describeValue(value)}`,
   );
 }
 
 /** A put's `ttl` in minutes; null: never expires; absent: the store's default. The store checks its range. */
 function ttlField(value: unknown): number | null | undefined {
   if (value === undefined || value === null || typeof value === "number") return value;
-  throw new HttpError(
-    422,
-    `Invalid ttl: expected a number of minutes or null, got ${describeValue(value)}`,
+  throw new InvalidRequestError(
+    "ttl",
+    `expected a number of minutes or null, got ${describeValue(value)}`,
   );
 }
 
 function maxDepthField(value: unknown): number | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
-    throw new HttpError(
-      422,
-      `Invalid max_depth: expected a positive integer, got ${describeValue(value)}`,
+    throw new InvalidRequestError(
+      "max_depth",
+      `expected a positive integer, got ${describeValue(value)}`,
     );
   }
   return value;
@@ -214,7 +209,7 @@ function optionalBoolean(body: Record<string, unknown>, field: string): boolean 
   const value = body[field];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "boolean") {
-    throw new HttpError(422, `Invalid ${field}: expected a boolean, got ${describeValue(value)}`);
+    throw new InvalidRequestError(field, `expected a boolean, got ${describeValue(value)}`);
   }
   return value;
 }
@@ -224,5 +219,5 @@ function booleanQuery(field: string, value: string | undefined): boolean | undef
   if (value === undefined) return undefined;
   if (value === "true") return true;
   if (value === "false") return false;
-  throw new HttpError(422, `Invalid ${field}: expected true or false, got ${describeValue(value)}`);
+  throw new InvalidRequestError(field, `expected true or false, got ${describeValue(value)}`);
 }

@@ -1,15 +1,12 @@
 import { assertPathIdentifier } from "../../shared/identifiers";
 import { jsonContains } from "../../shared/json-containment";
-import {
-  THREAD_SORT_FIELDS,
-  type ThreadRecord,
-  type ThreadSortField,
-  type ThreadStatus,
-} from "../../shared/threads";
-import { describe, describeValue, HttpError } from "./http";
+import { type ThreadRecord, type ThreadSortField, type ThreadStatus } from "../../shared/threads";
+import { InvalidRequestError } from "../../shared/errors";
 import { toWireJson } from "../runs/wire-json";
-import { integerField, objectField, type RouteContext } from "./route-context";
-import { optionalEnum } from "./run-body";
+import type { z } from "zod";
+import type { RouteContext } from "./route-context";
+import { parseRequest } from "./schemas/request-schema";
+import { SCAN_LIMIT, threadCountSchema, threadSearchSchema } from "./schemas/thread-schemas";
 import { SEARCH_STATUSES, sdkStatus, threadJson } from "./serialize";
 import { readThreadState } from "./thread-state";
 
@@ -20,26 +17,11 @@ import { readThreadState } from "./thread-state";
  * page is full; any other order, and every count, reads all matching records, at most SCAN_LIMIT of them.
  */
 
-/** Most records a search or count reads; beyond it the request is refused rather than answered partly. */
-export const SCAN_LIMIT = 10_000;
+export { MAX_SEARCH_LIMIT, MAX_SEARCH_OFFSET, SCAN_LIMIT } from "./schemas/thread-schemas";
 /** Most threads whose state a `values` filter reads (one checkpoint read each). */
 export const VALUES_SCAN_LIMIT = 1_000;
-export const MAX_SEARCH_LIMIT = 1_000;
-export const MAX_SEARCH_OFFSET = SCAN_LIMIT;
 /** Threads whose state is read at once (values of a page, a values filter). */
 const STATE_READS_IN_FLIGHT = 16;
-
-const SELECTABLE_FIELDS = [
-  "thread_id",
-  "created_at",
-  "updated_at",
-  "metadata",
-  "config",
-  "context",
-  "status",
-  "values",
-  "interrupts",
-] as const;
 
 interface ThreadFilter {
   status?: ThreadStatus;
@@ -51,13 +33,16 @@ interface ThreadFilter {
 export async function searchThreads(
   context: RouteContext,
 ): Promise<{ threads: Record<string, unknown>[]; next?: number }> {
-  const { body } = context;
-  const filter = parseFilter(body);
-  const limit = integerField(body, "limit", 10, 1, MAX_SEARCH_LIMIT);
-  const offset = integerField(body, "offset", 0, 0, MAX_SEARCH_OFFSET);
-  const sortBy: ThreadSortField = optionalEnum(body, "sort_by", THREAD_SORT_FIELDS) ?? "created_at";
-  const sortOrder = optionalEnum(body, "sort_order", ["asc", "desc"] as const) ?? "desc";
-  const select = parseSelect(body.select);
+  const body = parseRequest(threadSearchSchema, context.body);
+  const filter = filterOf(body);
+  if (body.ids !== undefined) {
+    filter.ids = body.ids.map((id, index) => assertPathIdentifier(`ids[${index}]`, id));
+  }
+  const limit = body.limit ?? 10;
+  const offset = body.offset ?? 0;
+  const sortBy: ThreadSortField = body.sort_by ?? "created_at";
+  const sortOrder = body.sort_order ?? "desc";
+  const select = body.select as string[] | undefined;
 
   const store = context.engine.store("Searching threads");
   const scan = store.scan({ tenantId: context.tenantId, ...filter, order: sortOrder });
@@ -81,60 +66,19 @@ export async function searchThreads(
 }
 
 export async function countThreads(context: RouteContext): Promise<number> {
-  const filter = parseFilter(context.body, false);
+  const filter = filterOf(parseRequest(threadCountSchema, context.body));
   const store = context.engine.store("Counting threads");
   const scan = store.scan({ tenantId: context.tenantId, ...filter, order: "desc" });
   return (await collect(context, scan.records, filter, SCAN_LIMIT)).length;
 }
 
-function parseFilter(body: Record<string, unknown>, withIds = true): ThreadFilter {
+/** The filter a count or search names; empty metadata or values filter nothing. */
+function filterOf(body: z.output<typeof threadCountSchema>): ThreadFilter {
   const filter: ThreadFilter = {};
-  if (body.status !== undefined && body.status !== null) {
-    const status = typeof body.status === "string" ? SEARCH_STATUSES.get(body.status) : undefined;
-    if (!status) {
-      throw new HttpError(
-        422,
-        `Invalid status: expected one of ${[...SEARCH_STATUSES.keys()].join(", ")}, got ${describeValue(body.status)}`,
-      );
-    }
-    filter.status = status;
-  }
-  if (withIds && body.ids !== undefined && body.ids !== null) {
-    if (!Array.isArray(body.ids) || body.ids.length > SCAN_LIMIT) {
-      throw new HttpError(
-        422,
-        `Invalid ids: expected a list of at most ${SCAN_LIMIT} thread ids, got ${describe(body.ids)}`,
-      );
-    }
-    filter.ids = body.ids.map((id, index) => {
-      try {
-        return assertPathIdentifier(`ids[${index}]`, id);
-      } catch (error) {
-        throw new HttpError(422, (error as Error).message);
-      }
-    });
-  }
-  const metadata = objectField(body, "metadata");
-  if (metadata && Object.keys(metadata).length > 0) filter.metadata = metadata;
-  const values = objectField(body, "values");
-  if (values && Object.keys(values).length > 0) filter.values = values;
+  if (body.status !== undefined) filter.status = SEARCH_STATUSES.get(body.status);
+  if (body.metadata && Object.keys(body.metadata).length > 0) filter.metadata = body.metadata;
+  if (body.values && Object.keys(body.values).length > 0) filter.values = body.values;
   return filter;
-}
-
-function parseSelect(value: unknown): string[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value)) {
-    throw new HttpError(422, `Invalid select: expected a list of fields, got ${describe(value)}`);
-  }
-  for (const field of value) {
-    if (!(SELECTABLE_FIELDS as readonly unknown[]).includes(field)) {
-      throw new HttpError(
-        422,
-        `Invalid select: expected fields among ${SELECTABLE_FIELDS.join(", ")}, got ${describeValue(field)}`,
-      );
-    }
-  }
-  return value as string[];
 }
 
 /** Reads records until `wanted` match (or the scan ends); over SCAN_LIMIT read, the request is refused. */
@@ -152,9 +96,9 @@ async function collect(
     // A values filter reads each candidate's state, a few at a time.
     stateReads += pending.length;
     if (stateReads > VALUES_SCAN_LIMIT) {
-      throw new HttpError(
-        422,
-        `Invalid values: the filter would read the state of more than ${VALUES_SCAN_LIMIT} threads; narrow the search with status, ids or metadata`,
+      throw new InvalidRequestError(
+        "values",
+        `the filter would read the state of more than ${VALUES_SCAN_LIMIT} threads; narrow the search with status, ids or metadata`,
       );
     }
     const values = await readValues(context, pending);
@@ -167,9 +111,9 @@ async function collect(
   for await (const record of records) {
     read += 1;
     if (read > SCAN_LIMIT) {
-      throw new HttpError(
-        422,
-        `Invalid search: it would read more than ${SCAN_LIMIT} threads; narrow it with status, ids or metadata, or sort by created_at`,
+      throw new InvalidRequestError(
+        "search",
+        `it would read more than ${SCAN_LIMIT} threads; narrow it with status, ids or metadata, or sort by created_at`,
       );
     }
     if (filter.metadata && !jsonContains(record.metadata, filter.metadata)) continue;

@@ -1,10 +1,9 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command } from "@langchain/langgraph";
 import type { ChannelVersions, CheckpointTuple } from "@langchain/langgraph-checkpoint";
-import { CheckpointNotFoundError } from "../../shared/errors";
+import { CheckpointNotFoundError, InvalidRequestError } from "../../shared/errors";
 import type { PendingInterrupt, ThreadRecord, ThreadStatus } from "../../shared/threads";
 import type { TenantScope } from "../graphs/engine";
-import { HttpError } from "./http";
 import { assistantFrom, type RouteContext } from "./route-context";
 import type { HandlerGraph } from "../types";
 
@@ -32,7 +31,7 @@ export function threadGraphId(context: RouteContext, record: ThreadRecord): stri
   }
   const named = record.metadata.graph_id;
   if (typeof named === "string" && context.registry.has(named)) return named;
-  return assistantFrom(context.registry, undefined, 422);
+  return assistantFrom(context.registry, undefined);
 }
 
 /**
@@ -128,7 +127,7 @@ export async function applyStateUpdates(
     } catch (error) {
       // LangGraph refuses an update it cannot place (an unknown node, an ambiguous writer): the caller's input.
       if ((error as Error)?.name === "InvalidUpdateError") {
-        throw new HttpError(422, `Invalid update: ${(error as Error).message}`);
+        throw new InvalidRequestError("update", (error as Error).message);
       }
       throw error;
     }

@@ -1,16 +1,20 @@
 import { randomUUID } from "node:crypto";
-import { assertIdentifier } from "../../shared/identifiers";
 import type { ThreadRecord } from "../../shared/threads";
-import { describe, describeValue, HttpError, json, noContent } from "./http";
+import { z } from "zod";
+import { InvalidRequestError } from "../../shared/errors";
+import { describeValue, json, noContent } from "./http";
+import { threadIdFrom, type RouteContext, type RouteHandler } from "./route-context";
+import { parseRequest } from "./schemas/request-schema";
 import {
-  integerField,
-  objectField,
-  optionalString,
-  threadIdFrom,
-  type RouteContext,
-  type RouteHandler,
-} from "./route-context";
-import { commandOf } from "./run-body";
+  booleanQuery,
+  checkpointIdSchema,
+  threadCreateSchema,
+  threadHistoryQuery,
+  threadHistorySchema,
+  threadPatchSchema,
+  threadStateAtSchema,
+  threadStateUpdateSchema,
+} from "./schemas/thread-schemas";
 import { threadJson, threadStateJson } from "./serialize";
 import { countThreads, searchThreads } from "./thread-search";
 import {
@@ -26,34 +30,25 @@ export { MAX_SEARCH_LIMIT, MAX_SEARCH_OFFSET } from "./thread-search";
 
 /** Threads on the LangGraph Server face (`client.threads.*` of `@langchain/langgraph-sdk`). */
 
-/** Most supersteps, and updates per superstep, a thread may be created with. */
-const MAX_SUPERSTEPS = 100;
-
 export const createThread: RouteHandler = async (context) => {
-  const { body } = context;
+  const body = parseRequest(threadCreateSchema, context.body);
   const threadId =
     body.thread_id === undefined || body.thread_id === null
       ? randomUUID()
-      : threadIdFrom(body.thread_id, 422);
-  const metadata = withoutUndefined(objectField(body, "metadata") ?? {});
+      : threadIdFrom(body.thread_id);
+  const metadata = withoutUndefined(body.metadata ?? {});
   const ifExists = body.if_exists ?? "raise";
-  if (ifExists !== "raise" && ifExists !== "do_nothing") {
-    throw new HttpError(
-      422,
-      `Invalid if_exists: expected "raise" or "do_nothing", got ${describeValue(ifExists)}`,
-    );
-  }
   const graphId = body.graph_id ?? metadata.graph_id;
   if (graphId !== undefined && graphId !== null) {
     if (typeof graphId !== "string" || !context.registry.has(graphId)) {
-      throw new HttpError(
-        422,
-        `Invalid graph_id: expected one of ${context.registry.assistantIds.join(", ")}, got ${describeValue(graphId)}`,
+      throw new InvalidRequestError(
+        "graph_id",
+        `expected one of ${context.registry.assistantIds.join(", ")}, got ${describeValue(graphId)}`,
       );
     }
     metadata.graph_id = graphId;
   }
-  const supersteps = parseSupersteps(body.supersteps);
+  const supersteps = superstepsOf(body.supersteps);
   context.log.thread = threadId;
   const now = Date.now();
   const store = context.engine.store("Creating a thread");
@@ -91,9 +86,9 @@ export const getThread: RouteHandler = async (context) => {
 };
 
 export const patchThread: RouteHandler = async (context) => {
-  const threadId = threadIdFrom(context.params.thread_id, 422);
+  const threadId = threadIdFrom(context.params.thread_id);
   context.log.thread = threadId;
-  const metadata = objectField(context.body, "metadata") ?? {};
+  const metadata = parseRequest(threadPatchSchema, context.body).metadata ?? {};
   const record = await context.engine.store("Updating a thread").patchMetadata({
     tenantId: context.tenantId,
     threadId,
@@ -104,7 +99,7 @@ export const patchThread: RouteHandler = async (context) => {
 };
 
 export const deleteThread: RouteHandler = async (context) => {
-  const threadId = threadIdFrom(context.params.thread_id, 422);
+  const threadId = threadIdFrom(context.params.thread_id);
   context.log.thread = threadId;
   await context.engine.deleteThread(context.tenantId, threadId, context.remainingMs);
   await context.runs?.forgetThread(context.tenantId, threadId);
@@ -160,30 +155,30 @@ export const countThreadsRoute: RouteHandler = async (context) =>
 export const getThreadState: RouteHandler = async (context) => {
   const record = await requireThread(context);
   const snapshot = await readThreadState(context, record, {
-    subgraphs: booleanQuery(context, "subgraphs"),
+    subgraphs: subgraphsQuery(context),
   });
   return json(200, threadStateJson(snapshot, record.threadId));
 };
 
 export const getThreadStateAt: RouteHandler = async (context) => {
   const record = await requireThread(context);
-  const checkpointId = checkpointIdOf(context.params.checkpoint_id, "checkpoint_id");
+  const { checkpoint_id: checkpointId } = parseRequest(
+    z.object({ checkpoint_id: checkpointIdSchema }),
+    context.params,
+  );
   const snapshot = await readThreadState(context, record, {
     address: { checkpoint_id: checkpointId },
-    subgraphs: booleanQuery(context, "subgraphs"),
+    subgraphs: subgraphsQuery(context),
   });
   return json(200, threadStateJson(snapshot, record.threadId));
 };
 
 export const postThreadStateAt: RouteHandler = async (context) => {
   const record = await requireThread(context);
-  const subgraphs = context.body.subgraphs;
-  if (subgraphs !== undefined && subgraphs !== null && typeof subgraphs !== "boolean") {
-    throw new HttpError(422, `Invalid subgraphs: expected a boolean, got ${describe(subgraphs)}`);
-  }
+  const body = parseRequest(threadStateAtSchema, context.body);
   const snapshot = await readThreadState(context, record, {
-    address: checkpointAddressOf(context.body.checkpoint, "checkpoint"),
-    subgraphs: subgraphs === true,
+    address: body.checkpoint,
+    subgraphs: body.subgraphs === true,
   });
   return json(200, threadStateJson(snapshot, record.threadId));
 };
@@ -194,27 +189,13 @@ export const postThreadStateAt: RouteHandler = async (context) => {
  * the thread; the thread's status then follows its new state.
  */
 export const updateThreadState: RouteHandler = async (context) => {
-  const threadId = threadIdFrom(context.params.thread_id, 422);
+  const threadId = threadIdFrom(context.params.thread_id);
   context.log.thread = threadId;
-  const { body } = context;
-  const values = body.values;
-  if (
-    values !== undefined &&
-    values !== null &&
-    (typeof values !== "object" ||
-      (Array.isArray(values) && !values.every((item) => isObject(item))))
-  ) {
-    throw new HttpError(
-      422,
-      `Invalid values: expected an object or a list of objects, got ${describe(values)}`,
-    );
-  }
-  const asNode = optionalString(body, "as_node");
+  const body = parseRequest(threadStateUpdateSchema, context.body);
+  const { values, as_node: asNode } = body;
   const address = {
-    ...checkpointAddressOf(body.checkpoint, "checkpoint"),
-    ...(body.checkpoint_id !== undefined && body.checkpoint_id !== null
-      ? { checkpoint_id: checkpointIdOf(body.checkpoint_id, "checkpoint_id") }
-      : {}),
+    ...body.checkpoint,
+    ...(body.checkpoint_id !== undefined ? { checkpoint_id: body.checkpoint_id } : {}),
   };
   const checkpoint = await context.engine.changeThread(
     context.tenantId,
@@ -229,19 +210,18 @@ export const updateThreadState: RouteHandler = async (context) => {
   return json(200, { checkpoint });
 };
 
-export const getThreadHistory: RouteHandler = async (context) =>
-  threadHistory(context, {
-    limit: integerField(context.query, "limit", 10, 1, 1000, true),
-    before: context.query.before,
-  });
+export const getThreadHistory: RouteHandler = async (context) => {
+  const query = parseRequest(threadHistoryQuery, context.query);
+  return threadHistory(context, { limit: query.limit ?? 10, before: query.before });
+};
 
 export const postThreadHistory: RouteHandler = async (context) => {
-  const { body } = context;
+  const body = parseRequest(threadHistorySchema, context.body);
   return threadHistory(context, {
-    limit: integerField(body, "limit", 10, 1, 1000),
+    limit: body.limit ?? 10,
     before: body.before,
-    filter: objectField(body, "metadata"),
-    address: checkpointAddressOf(body.checkpoint, "checkpoint"),
+    filter: body.metadata,
+    address: body.checkpoint,
   });
 };
 
@@ -249,13 +229,13 @@ async function threadHistory(
   context: RouteContext,
   options: {
     limit: number;
-    before: unknown;
+    before: string | undefined;
     filter?: Record<string, unknown>;
     address?: CheckpointAddress;
   },
 ) {
   const record = await requireThread(context);
-  const before = checkpointIdOf(options.before, "before");
+  const { before } = options;
   const scope = context.engine.tenant(context.tenantId);
   const graph = await context.engine.graph(threadGraphId(context, record), context.tenantId);
   const saverThreadId = scope.saverThreadId(record.threadId);
@@ -279,101 +259,27 @@ async function threadHistory(
 }
 
 async function requireThread(context: RouteContext): Promise<ThreadRecord> {
-  const threadId = threadIdFrom(context.params.thread_id, 422);
+  const threadId = threadIdFrom(context.params.thread_id);
   context.log.thread = threadId;
   return context.engine.requireThread(context.tenantId, threadId);
 }
 
-/** `supersteps` of `threads.create`, checked whole before the thread is created. */
-function parseSupersteps(value: unknown): StateUpdate[][] | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value) || value.length > MAX_SUPERSTEPS) {
-    throw new HttpError(
-      422,
-      `Invalid supersteps: expected a list of at most ${MAX_SUPERSTEPS} supersteps, got ${describe(value)}`,
-    );
-  }
-  if (value.length === 0) return undefined;
-  return value.map((superstep, step) => {
-    const updates = isObject(superstep) ? superstep.updates : undefined;
-    if (!Array.isArray(updates) || updates.length === 0 || updates.length > MAX_SUPERSTEPS) {
-      throw new HttpError(
-        422,
-        `Invalid supersteps[${step}].updates: expected a list of 1 to ${MAX_SUPERSTEPS} updates, got ${describe(updates)}`,
-      );
-    }
-    return updates.map((update, index): StateUpdate => {
-      const field = `supersteps[${step}].updates[${index}]`;
-      if (!isObject(update)) {
-        throw new HttpError(422, `Invalid ${field}: expected an object, got ${describe(update)}`);
-      }
-      if (typeof update.as_node !== "string") {
-        throw new HttpError(
-          422,
-          `Invalid ${field}.as_node: expected a node name, got ${describe(update.as_node)}`,
-        );
-      }
-      const command = objectField(update, "command");
-      return {
-        values: update.values,
-        asNode: update.as_node,
-        ...(command ? { command: commandOf(command) } : {}),
-      };
-    });
-  });
+/** `supersteps` of `threads.create` (checked whole by its schema before the thread is created), as updates. */
+function superstepsOf(
+  supersteps: z.output<typeof threadCreateSchema>["supersteps"],
+): StateUpdate[][] | undefined {
+  if (supersteps === undefined || supersteps.length === 0) return undefined;
+  return supersteps.map(({ updates }) =>
+    updates.map((update): StateUpdate => ({
+      values: update.values,
+      asNode: update.as_node,
+      ...(update.command ? { command: update.command } : {}),
+    })),
+  );
 }
 
-/** A checkpoint id as a path parameter, a body field, or `before` as the SDK sends it (a config or an id). */
-function checkpointIdOf(value: unknown, field: string): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  const id =
-    typeof value === "string"
-      ? value
-      : (value as { configurable?: { checkpoint_id?: unknown } }).configurable?.checkpoint_id;
-  try {
-    return assertIdentifier("checkpoint_id", id);
-  } catch {
-    throw new HttpError(
-      422,
-      `Invalid ${field}: expected a checkpoint id or config, got ${describe(value)}`,
-    );
-  }
-}
-
-function checkpointAddressOf(value: unknown, field: string): CheckpointAddress | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!isObject(value)) {
-    throw new HttpError(422, `Invalid ${field}: expected an object, got ${describe(value)}`);
-  }
-  const address: CheckpointAddress = {};
-  if (value.checkpoint_id !== undefined && value.checkpoint_id !== null) {
-    address.checkpoint_id = checkpointIdOf(value.checkpoint_id, `${field}.checkpoint_id`);
-  }
-  if (value.checkpoint_ns !== undefined && value.checkpoint_ns !== null) {
-    if (typeof value.checkpoint_ns !== "string") {
-      throw new HttpError(
-        422,
-        `Invalid ${field}.checkpoint_ns: expected a string, got ${describe(value.checkpoint_ns)}`,
-      );
-    }
-    address.checkpoint_ns = value.checkpoint_ns;
-  }
-  if (value.checkpoint_map !== undefined && value.checkpoint_map !== null) {
-    const map = objectField(value, "checkpoint_map");
-    if (map) address.checkpoint_map = map;
-  }
-  return address;
-}
-
-function booleanQuery(context: RouteContext, field: string): boolean {
-  const value = context.query[field];
-  if (value === undefined || value === "" || value === "false" || value === "0") return false;
-  if (value === "true" || value === "1") return true;
-  throw new HttpError(422, `Invalid ${field}: expected true or false, got ${describeValue(value)}`);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+function subgraphsQuery(context: RouteContext): boolean {
+  return parseRequest(z.looseObject({ subgraphs: booleanQuery }), context.query).subgraphs;
 }
 
 function withoutUndefined(value: Record<string, unknown>): Record<string, unknown> {

@@ -7,7 +7,7 @@ import {
   type AssistantCreateInput,
 } from "../../../src/runtime/http/assistant-directory";
 import { GraphRegistry } from "../../../src/runtime/graphs/graph-registry";
-import { HttpError } from "../../../src/runtime/http/http";
+import { errorStatus, type ApiFace } from "../../../src/runtime/http/routes";
 import { InMemoryAssistantStore } from "../../../src/runtime/graphs/in-memory-assistant-store";
 import { MAX_ASSISTANT_BYTES } from "../../../src/shared/assistants";
 import { CheckpointerRequiredError } from "../../../src/shared/errors";
@@ -50,14 +50,17 @@ function creation(overrides: Partial<AssistantCreateInput> = {}): AssistantCreat
   };
 }
 
-/** The HttpError `work` rejects with. */
-async function httpError(work: Promise<unknown>): Promise<HttpError> {
+/** The error `work` rejects with, and the status it answers on `face` (routes.ts maps errors to statuses). */
+async function httpError(
+  work: Promise<unknown>,
+  face: ApiFace = "server",
+): Promise<{ statusCode: number | undefined; message: string }> {
   const error = await work.then(
     () => undefined,
     (caught: unknown) => caught,
   );
-  if (!(error instanceof HttpError)) throw new Error(`expected an HttpError, got ${String(error)}`);
-  return error;
+  if (!(error instanceof Error)) throw new Error(`expected an error, got ${String(error)}`);
+  return { statusCode: errorStatus(error, face), message: error.message };
 }
 
 const BOOKING_ID = systemAssistantId("booking");
@@ -143,18 +146,19 @@ describe("AssistantDirectory.resolve", () => {
   it("accepts an assistant id, a graph id, or nothing for the default graph", async () => {
     const assistants = directory();
     const created = await assistants.create(TENANT, creation({ name: "mine" }));
-    expect((await assistants.resolve(TENANT, created.assistantId, 422)).name).toBe("mine");
-    expect((await assistants.resolve(TENANT, "booking", 422)).assistantId).toBe(BOOKING_ID);
-    expect((await assistants.resolve(TENANT, BOOKING_ID, 400)).graphId).toBe("booking");
-    expect((await assistants.resolve(TENANT, undefined, 422)).assistantId).toBe(BOOKING_ID);
-    expect((await assistants.resolve(TENANT, null, 400)).assistantId).toBe(BOOKING_ID);
+    expect((await assistants.resolve(TENANT, created.assistantId)).name).toBe("mine");
+    expect((await assistants.resolve(TENANT, "booking")).assistantId).toBe(BOOKING_ID);
+    expect((await assistants.resolve(TENANT, BOOKING_ID)).graphId).toBe("booking");
+    expect((await assistants.resolve(TENANT, undefined)).assistantId).toBe(BOOKING_ID);
+    expect((await assistants.resolve(TENANT, null)).assistantId).toBe(BOOKING_ID);
   });
 
   it("prefers `agent` as the default graph, and has none among several others", async () => {
-    expect((await directory(["booking", "agent"]).resolve(TENANT, null, 422)).graphId).toBe(
-      "agent",
+    expect((await directory(["booking", "agent"]).resolve(TENANT, null)).graphId).toBe("agent");
+    const none = await httpError(
+      directory(["booking", "other"]).resolve(TENANT, undefined),
+      "simple",
     );
-    const none = await httpError(directory(["booking", "other"]).resolve(TENANT, undefined, 400));
     expect(none.statusCode).toBe(400);
     expect(none.message).toBe(
       "Invalid assistant_id: expected an assistant id or one of the graphs booking, other, got nothing",
@@ -169,19 +173,22 @@ describe("AssistantDirectory.resolve", () => {
       created.assistantId.replace(/.$/, (last) => (last === "0" ? "1" : "0")),
       "../booking",
     ]) {
-      const error = await httpError(assistants.resolve(TENANT, value, 422));
+      const error = await httpError(assistants.resolve(TENANT, value));
       expect(error.statusCode).toBe(404);
       expect(error.message).toBe(`Assistant not found: ${value}`);
     }
-    expect(
-      (await httpError(assistants.resolve("tenant-b", created.assistantId, 422))).statusCode,
-    ).toBe(404);
+    expect((await httpError(assistants.resolve("tenant-b", created.assistantId))).statusCode).toBe(
+      404,
+    );
     for (const [value, status] of [
       [5, 422],
       [{ id: 1 }, 400],
       [["booking"], 422],
     ] as const) {
-      const error = await httpError(assistants.resolve(TENANT, value, status));
+      const error = await httpError(
+        assistants.resolve(TENANT, value),
+        status === 400 ? "simple" : "server",
+      );
       expect(error.statusCode).toBe(status);
       expect(error.message).toMatch(/^Invalid assistant_id: expected a string, got /);
     }
