@@ -6,7 +6,7 @@ import { describeValue, json, noContent } from "./http";
 import { threadIdFrom, type RouteContext, type RouteHandler } from "./route-context";
 import { parseRequest } from "./schemas/request-schema";
 import {
-  booleanQuery,
+  booleanQuerySchema,
   checkpointIdSchema,
   threadCreateSchema,
   threadHistoryQuery,
@@ -279,7 +279,7 @@ function superstepsOf(
 }
 
 function subgraphsQuery(context: RouteContext): boolean {
-  return parseRequest(z.looseObject({ subgraphs: booleanQuery }), context.query).subgraphs;
+  return parseRequest(z.looseObject({ subgraphs: booleanQuerySchema }), context.query).subgraphs;
 }
 
 function withoutUndefined(value: Record<string, unknown>): Record<string, unknown> {

@@ -33,6 +33,7 @@ import {
   RunBudgetExhaustedError,
   RunDeadlineError,
   RunNotFinishedError,
+  RunCancelledError,
   RunNotFoundError,
   StoreCapacityError,
   StoreEmbeddingError,
@@ -300,6 +301,7 @@ describe("errorResponse", () => {
     [new SystemAssistantError("a-1", "g", "patched"), { simple: 409, server: 409 }],
     [new StoreRequiredError("Reading the store"), { simple: 400, server: 400 }],
     [new RunNotFinishedError("r-1", "running"), { simple: 408, server: 408 }],
+    [new RunCancelledError("r-1"), { simple: 409, server: 409 }],
     [new InvalidRequestError("limit", "expected an integer"), { simple: 400, server: 422 }],
     [new AssistantTooLargeError(10, 20), { simple: 413, server: 413 }],
   ];

@@ -177,7 +177,7 @@ export const threadHistoryQuery = z.looseObject({
 });
 
 /** A boolean query parameter as LangGraph Server reads it (`subgraphs`): true, 1, false, 0 or empty. */
-export const booleanQuery = z
+export const booleanQuerySchema = z
   .enum(["true", "1", "false", "0", ""], expecting("true or false", describeValue))
   .optional()
   .transform((value) => value === "true" || value === "1");
