@@ -48,31 +48,28 @@ export async function invokeRun(
   const scope = context.engine.tenant(tenantId);
   const start = request.kind === "start";
   // A start creates its thread; an expired one not yet removed by TTL gives way to a new one of the same id.
-  const { run, startsNow, claimed } = await context.engine.replacingExpired(
-    scope,
-    threadId,
-    start,
-    () =>
-      runs.create({
-        tenantId,
-        threadId,
-        assistantId: assistant.assistantId,
-        graphId: assistant.graphId,
-        kwargs,
-        metadata: {},
-        strategy: "reject",
-        createIfMissing: start,
-        rejectPaused: start,
-        inPlaceUntil: legDeadline,
-      }),
+  const created = await context.engine.replacingExpired(scope, threadId, start, () =>
+    runs.create({
+      tenantId,
+      threadId,
+      assistantId: assistant.assistantId,
+      graphId: assistant.graphId,
+      kwargs,
+      metadata: {},
+      strategy: "reject",
+      createIfMissing: start,
+      rejectPaused: start,
+      inPlaceUntil: legDeadline,
+    }),
   );
-  if (startsNow) {
+  const { run } = created;
+  if (created.startsNow) {
     const time = {
       legDeadline,
       processDeadline: started + context.remainingMs,
       requestId: context.requestId,
     };
-    await runs.work({ tenantId, threadId }, time, false, run, claimed);
+    await runs.work({ tenantId, threadId }, time, false, created);
   }
   const joined = await runs.join(tenantId, threadId, run.runId, 0);
   // Rolled back by a cancel (its record deleted), or interrupted by one.

@@ -37,13 +37,8 @@ export const joinRunStream: RouteHandler = async (context) => {
 
 async function createAndFollow(context: RouteContext, threadId: string, stateless: boolean) {
   const runs = manager(context);
-  const { run, startsNow, claimed, body } = await startRun(
-    context,
-    threadId,
-    stateless,
-    true,
-    true,
-  );
+  const created = await startRun(context, threadId, stateless, true, true);
+  const { run, startsNow, body } = created;
   let leg: Promise<unknown> | undefined;
   if (startsNow) {
     // This request runs the run's first leg; its events reach the response from this process.
@@ -57,8 +52,7 @@ async function createAndFollow(context: RouteContext, threadId: string, stateles
           streamedHere: true,
         },
         false,
-        run,
-        claimed,
+        created,
       )
       .catch((error: unknown) => {
         context.logger.error(

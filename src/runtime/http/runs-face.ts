@@ -12,7 +12,6 @@ import {
   ThreadNotFoundError,
 } from "../../shared/errors";
 import type { AssistantRecord } from "../../shared/assistants";
-import type { ClaimedRun } from "../../shared/threads";
 import {
   FINAL_RUN_STATUSES,
   type CancelAction,
@@ -31,7 +30,7 @@ import { parseRunBody, type RunBody } from "./run-body";
 import { parseRequest } from "./schemas/request-schema";
 import { runCancelQuery, runListQuery } from "./schemas/run-schemas";
 import { runJson } from "../runs/run-json";
-import type { JoinResult, RunManager } from "../runs/run-manager";
+import type { CreatedRun, JoinResult, RunManager } from "../runs/run-manager";
 import { requireCheckpoint } from "./thread-state";
 import type { EndedRun } from "../runs/recent-runs";
 import { readThreadValues } from "./thread-values";
@@ -187,7 +186,7 @@ export async function startRun(
   streamed = false,
   /** The body (its checkpoint too) and assistant, when the caller has already checked them (a batch's item). */
   prepared?: { body: RunBody; assistant: AssistantRecord },
-): Promise<{ run: RunRecord; startsNow: boolean; claimed?: ClaimedRun; body: RunBody }> {
+): Promise<CreatedRun & { body: RunBody }> {
   const runs = manager(context);
   const body = prepared?.body ?? parseRunBody(context.body, context.webhooks);
   const assistant = prepared?.assistant ?? (await runAssistant(context, body.assistantId));
@@ -311,7 +310,8 @@ async function waitForRun(
     throw new RunBudgetExhaustedError(context.remainingMs, context.deadlineMarginMs);
   }
   const runs = manager(context);
-  const { run, startsNow, claimed } = await startRun(context, threadId, stateless, true);
+  const created = await startRun(context, threadId, stateless, true);
+  const { run, startsNow } = created;
   const deadline = Date.now() + budgetOf(context);
   if (startsNow) {
     // This request runs the run's first leg itself; what is left over goes to the dispatcher.
@@ -320,7 +320,7 @@ async function waitForRun(
       processDeadline: Date.now() + context.remainingMs,
       requestId: context.requestId,
     };
-    await runs.work({ tenantId: context.tenantId, threadId }, time, false, run, claimed);
+    await runs.work({ tenantId: context.tenantId, threadId }, time, false, created);
   }
   const joined = await runs.join(
     context.tenantId,

@@ -28,8 +28,10 @@ export async function runLeg(
   threadId: string,
   claimed: ClaimedRun,
   time: WorkTime,
-  /** The run as its creator stored it, when the claim took it from the queue (no read needed). */
+  /** The run as its creator made it, when the claim took it from the queue (no read needed). */
   known?: RunRecord,
+  /** False when `known` is not stored yet (a run taken in place: see RunManager.create). */
+  recorded = true,
 ): Promise<RunJob | undefined> {
   const deadline = time.legDeadline;
   const { runs, threads } = m.options;
@@ -123,15 +125,18 @@ export async function runLeg(
       // Cancelled before it started: it never runs.
       return await endUnstarted(m, tenantId, run, claimed, controller.signal.reason);
     }
-    await runs.updateRun(
-      tenantId,
-      threadId,
-      run.runId,
-      { status: "running", legs, ...(legs === 1 ? { startedAt: m.now() } : {}) },
-      m.now(),
-    );
+    const now = m.now();
+    const running = { status: "running" as const, legs, ...(legs === 1 ? { startedAt: now } : {}) };
+    // The record says the run runs while its graph starts (the graph needs nothing of it): the write's latency
+    // hides behind the graph's first steps, and it lands before the run's end is written. A run its caller
+    // took in place and did not record yet (CreatedRun.recorded) is recorded here, running.
+    const marked = recorded
+      ? runs.updateRun(tenantId, threadId, run.runId, running, now)
+      : runs.putRun(tenantId, { ...run, ...running, updatedAt: now });
+    marked.catch(() => undefined);
     writer = openEvents(m, run, scope, legs, time);
     result = await executeLeg(m, run, scope, legs, deadline, controller.signal, writer);
+    await marked;
     if (writer && result.outcome.kind === "failed") {
       writer.emit(
         "error",

@@ -48,6 +48,17 @@ export interface CreateRunInput {
   inPlaceUntil?: number;
 }
 
+/** A run just created, as RunManager.create made it. */
+export interface CreatedRun {
+  run: RunRecord;
+  /** First in the queue with nothing holding the thread: a claim now takes it. */
+  startsNow: boolean;
+  /** The thread, taken for the run as it was created (CreateRunInput.inPlaceUntil). */
+  claimed?: ClaimedRun;
+  /** Its record is stored; false for a `reject` run taken in place, recorded when its leg starts. */
+  recorded: boolean;
+}
+
 /**
  * Background runs, as their callers see them: creation in the thread's queue (multitask strategies), cancels,
  * joins, and the work loop that claims the thread and runs legs. The parts: leg.ts (one leg: heartbeat, graph,
@@ -86,9 +97,7 @@ export class RunManager {
    * Creates a pending run in its thread's queue, as its strategy says; runs it replaces (`interrupt`,
    * `rollback`) are asked to stop or leave the queue. Throws ThreadNotFoundError or ThreadBusyError (reject).
    */
-  async create(
-    input: CreateRunInput,
-  ): Promise<{ run: RunRecord; startsNow: boolean; claimed?: ClaimedRun }> {
+  async create(input: CreateRunInput): Promise<CreatedRun> {
     const { threads, runs } = this.options;
     const now = this.now();
     const run: RunRecord = {
@@ -105,9 +114,14 @@ export class RunManager {
       legs: 0,
     };
     const resume = input.kwargs.temporary ? undefined : input.kwargs.command?.resume;
-    // The run exists before it is queued: whoever takes it from the queue finds it. A run of a thread that must
-    // exist refuses a missing one here, before anything is written.
-    await runs.putRun(input.tenantId, run, { createThread: input.createIfMissing });
+    // A `reject` run its caller runs in place never waits in the queue: it takes the free thread or is refused.
+    // Its record is written when its leg starts (the one write that says it runs), so a refusal writes nothing.
+    const recordLater = input.strategy === "reject" && input.inPlaceUntil !== undefined;
+    // Any other run exists before it is queued: whoever takes it from the queue finds it. A run of a thread that
+    // must exist refuses a missing one here, before anything is written.
+    if (!recordLater) {
+      await runs.putRun(input.tenantId, run, { createThread: input.createIfMissing });
+    }
     let cancelled;
     let startsNow;
     let claimed;
@@ -135,8 +149,15 @@ export class RunManager {
           : {}),
       }));
     } catch (error) {
-      await runs.deleteRun(input.tenantId, input.threadId, run.runId).catch(() => undefined);
+      if (!recordLater) {
+        await runs.deleteRun(input.tenantId, input.threadId, run.runId).catch(() => undefined);
+      }
       throw error;
+    }
+    if (recordLater && !claimed) {
+      // Not taken at once (reject refuses any other case, so this is a safeguard): recorded before it is
+      // looked for.
+      await runs.putRun(input.tenantId, run, { createThread: true });
     }
     const action: CancelAction = input.strategy === "rollback" ? "rollback" : "interrupt";
     for (const replaced of cancelled) {
@@ -146,7 +167,8 @@ export class RunManager {
         await endQueued(this.m, input.tenantId, input.threadId, replaced.runId, action);
       }
     }
-    return claimed ? { run, startsNow, claimed } : { run, startsNow };
+    const recorded = !recordLater || !claimed;
+    return claimed ? { run, startsNow, claimed, recorded } : { run, startsNow, recorded };
   }
 
   /** Asks a run to stop. Throws ThreadNotFoundError (as a missing run) when neither waits nor runs. */
@@ -194,17 +216,16 @@ export class RunManager {
     job: RunJob,
     time: WorkTime,
     thenQueue = true,
-    /** The run this request just created, as it stored it: its first leg need not read it back. */
-    created?: RunRecord,
-    /** The thread as `created` took it when it was created (CreateRunInput.claimUntil): no claim needed. */
-    claimed?: ClaimedRun,
+    /** The run this request just created (RunManager.create): its first leg need not read it back. */
+    created?: CreatedRun,
   ): Promise<void> {
     const deadline = time.legDeadline;
     let next: RunJob | undefined = job;
     let first = true;
-    if (created && claimed?.runId === created.runId) {
+    if (created?.claimed) {
       first = false;
-      next = await runLeg(this.m, job.tenantId, job.threadId, claimed, time, created);
+      const { run, claimed, recorded } = created;
+      next = await runLeg(this.m, job.tenantId, job.threadId, claimed, time, run, recorded);
     }
     while (next) {
       if (!first && !thenQueue) {
@@ -252,7 +273,9 @@ export class RunManager {
       // A run taken from the queue is pending as created: it was neither cancelled nor deleted (both take it
       // out of the queue first).
       const known =
-        next.runId === undefined && created?.runId === claim.run.runId ? created : undefined;
+        next.runId === undefined && created?.run.runId === claim.run.runId
+          ? created.run
+          : undefined;
       next = await runLeg(this.m, next.tenantId, next.threadId, claim.run, time, known);
     }
   }
