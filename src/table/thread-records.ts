@@ -181,7 +181,8 @@ export class ThreadRecords implements ThreadStore {
       input.threadId,
       input.now,
       (record) => rules.decideEnqueue(record, input),
-      { renewLife: true, expired: "throw" },
+      // A run that may create its thread usually starts a new one: one write, no read, when it does.
+      { renewLife: true, expired: "throw", guessAbsent: input.createIfMissing },
     );
   }
 
