@@ -143,7 +143,11 @@ export class ThreadExpiredError extends ThreadNotFoundError {}
 
 /** Another run holds the thread's lease; nothing was run. */
 export class ThreadBusyError extends ThreadError {
-  constructor(readonly threadId: string) {
+  constructor(
+    readonly threadId: string,
+    /** The run holding the thread although its process died (its takeover is due), when that is why. */
+    readonly stalledRunId?: string,
+  ) {
     super(`Thread busy: ${threadId} has a run in progress`);
   }
 }

@@ -122,8 +122,10 @@ export function decideEnqueue(
   const next = record ? copyRecord(record) : newThreadRecord(event.threadId, event.now);
   const busy = isBusy(next, event.now);
   // A stalled run is still the thread's (its takeover comes first), as LangGraph Server's `running` run is.
-  if (event.strategy === "reject" && (busy || stalledRunOf(next, event.now) !== undefined)) {
-    throw new ThreadBusyError(event.threadId);
+  if (event.strategy === "reject") {
+    if (busy) throw new ThreadBusyError(event.threadId);
+    const stalled = stalledRunOf(next, event.now);
+    if (stalled !== undefined) throw new ThreadBusyError(event.threadId, stalled);
   }
   if (event.resume && !busy) {
     const rejection = resumeRejection(next, event.resume);

@@ -12,6 +12,7 @@ const PROCESS = join(__dirname, "fixtures/recovery-process.ts");
 const TENANT = "tenant-recovery";
 const READ = "read-1";
 const SWEPT = "swept-1";
+const INVOKED = "invoked-1";
 
 /**
  * Stalled runs after a real crash, on DynamoDB Local: a child process (the library's handler, its in-process
@@ -50,6 +51,7 @@ describe("stalled runs recovered after their process was killed (dynamodb checkp
         directory,
         TENANT,
         JSON.stringify([READ, SWEPT]),
+        JSON.stringify([INVOKED]),
       ],
       // Its own process group: tsx runs the script in a child process, and the kill must take both.
       { stdio: ["ignore", log, log], detached: true },
@@ -71,7 +73,7 @@ describe("stalled runs recovered after their process was killed (dynamodb checkp
       >;
       // Both runs are inside `second`, and `first`'s checkpoint is stored (LangGraph writes it while the next
       // step runs): the crash hits after it.
-      for (const thread of [READ, SWEPT]) {
+      for (const thread of [READ, SWEPT, INVOKED]) {
         await waitFor(() => linesOf(thread).includes(`${thread} start second`), 60_000);
         await waitFor(async () => {
           const state = await get(`/threads/${thread}/state`);
@@ -170,6 +172,50 @@ describe("stalled runs recovered after their process was killed (dynamodb checkp
       `first:${SWEPT}-after`,
       `second:${SWEPT}-after`,
     ]);
+  }, 120_000);
+
+  it("a killed /invoke run refuses the next start (409) and is taken over by it, from its last checkpoint", async () => {
+    const invoke = (input: Record<string, unknown>) =>
+      api(
+        apiEvent("POST", "/invoke", {
+          body: JSON.stringify({ thread_id: INVOKED, assistant_id: "recovery", input }),
+          tenantId: TENANT,
+        }),
+      );
+
+    // The killed run's lease lapses 2 s after the kill. Until its takeover ends, a start is refused (reject):
+    // while the dead run's lease is live, then because it stalled (which starts its takeover), then while the
+    // takeover holds the thread. A start after the takeover ended runs.
+    await waitFor(async () => {
+      const attempt = await invoke({ label: `${INVOKED}-again` });
+      const ended = linesOf(INVOKED).includes(`${INVOKED} end second`);
+      if (!ended) expect(attempt.statusCode).toBe(409);
+      return ended;
+    }, 60_000);
+    expect(linesOf(INVOKED)).toEqual([
+      `${INVOKED} start first`,
+      `${INVOKED} end first`,
+      `${INVOKED} start second`,
+      `${INVOKED} start second`,
+      `${INVOKED} end second`,
+    ]);
+    await waitFor(async () => {
+      const status = await api(apiEvent("GET", `/threads/${INVOKED}/status`, { tenantId: TENANT }));
+      return JSON.parse(status.body!).status === "COMPLETED";
+    }, 30_000);
+    const again = await invoke({ label: `${INVOKED}-again` });
+    expect(again.statusCode).toBe(200);
+    expect(JSON.parse(again.body!)).toMatchObject({ status: "COMPLETED" });
+    // Oldest last: the killed run, taken over to success; refused starts left no run behind.
+    const listed = (await get(`/threads/${INVOKED}/runs`)).body as unknown as Array<{
+      status: string;
+      kwargs: { input: { label: string } };
+    }>;
+    expect(listed.at(-1)).toMatchObject({
+      status: "success",
+      kwargs: { input: { label: INVOKED } },
+    });
+    expect(listed.every((run) => run.status === "success")).toBe(true);
   }, 120_000);
 });
 

@@ -68,6 +68,8 @@ export const threadStatus: RouteHandler = async (context: RouteContext): Promise
   const threadId = threadIdFrom(context.params.thread_id);
   context.log.thread = threadId;
   const record = await context.engine.requireThread(context.tenantId, threadId);
+  // A thread whose run's process died gets it going again (or ended) as it is read.
+  await context.runs?.recover(context.tenantId, threadId, record);
   return json(200, {
     thread_id: threadId,
     status: effectiveStatus(record, Date.now()) ?? null,

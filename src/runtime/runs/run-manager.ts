@@ -8,6 +8,7 @@ import {
   type RunStore,
 } from "../../shared/runs";
 import type { ClaimedRun, ThreadRecord } from "../../shared/threads";
+import { ThreadBusyError } from "../../shared/errors";
 import { sleep } from "../../shared/sleep";
 import { isResumeMap } from "../graphs/engine";
 import { runLeg } from "./leg";
@@ -151,6 +152,14 @@ export class RunManager {
     } catch (error) {
       if (!recordLater) {
         await runs.deleteRun(input.tenantId, input.threadId, run.runId).catch(() => undefined);
+      }
+      if (error instanceof ThreadBusyError && error.stalledRunId !== undefined) {
+        // Refused because a dead process's run still holds the thread: its takeover starts now, so the thread
+        // frees itself instead of refusing every run until something reads it.
+        await this.options.dispatcher.dispatch({
+          tenantId: input.tenantId,
+          threadId: input.threadId,
+        });
       }
       throw error;
     }
