@@ -117,14 +117,16 @@ export const listRuns: RouteHandler = async (context) => {
   const limit = query.limit ?? 10;
   const offset = query.offset ?? 0;
   const status = query.status;
-  await context.engine.requireThread(context.tenantId, threadId);
-  const runs = await manager(context).runStore.listRuns({
+  const thread = await context.engine.requireThread(context.tenantId, threadId);
+  const listed = await manager(context).runStore.listRuns({
     tenantId: context.tenantId,
     threadId,
     limit,
     offset,
     ...(status ? { status } : {}),
   });
+  // What a dead process left of these runs is recovered as they are read, as a run read by its id is.
+  const runs = await manager(context).recoverListedRuns(context.tenantId, thread, listed);
   return json(200, runs.map(runJson));
 };
 
@@ -169,7 +171,12 @@ export const cancelRun: RouteHandler = async (context) => {
   await manager(context).cancel(context.tenantId, run.threadId, run.runId, action);
   context.log.outcome = "cancelled";
   if (!wait) return { statusCode: 202, headers: { "content-type": "application/json" } };
-  await manager(context).join(context.tenantId, run.threadId, run.runId, budgetOf(context));
+  await manager(context).awaitCancelled(
+    context.tenantId,
+    run.threadId,
+    run.runId,
+    budgetOf(context),
+  );
   return noContent();
 };
 

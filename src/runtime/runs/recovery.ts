@@ -47,6 +47,38 @@ export async function recoverRun(
   if (m.now() - run.updatedAt < m.options.leaseMs) return run;
   const record = await m.options.threads.get(tenantId, run.threadId);
   if (record && (await recover(m, tenantId, run.threadId, record))) return run;
+  return settleOrphan(m, tenantId, run, record);
+}
+
+/**
+ * recoverRun for a page of a thread's runs, with the thread's record as the caller read it: the thread once,
+ * then each run its thread does not know of (see recoverRun). A run whose creation's process died before it was
+ * queued is listed, never read by its id (its client got no id): listing it must end it too.
+ */
+export async function recoverListedRuns(
+  m: Machinery,
+  tenantId: string,
+  record: ThreadRecord,
+  runs: RunRecord[],
+): Promise<RunRecord[]> {
+  const now = m.now();
+  const stale = (run: RunRecord) =>
+    !FINAL_RUN_STATUSES.includes(run.status) && now - run.updatedAt >= m.options.leaseMs;
+  if (!runs.some(stale)) return runs;
+  if (await recover(m, tenantId, record.threadId, record)) return runs;
+  const settled = await Promise.all(
+    runs.map((run) => (stale(run) ? settleOrphan(m, tenantId, run, record) : run)),
+  );
+  return settled.filter((run): run is RunRecord => run !== undefined);
+}
+
+/** A run as recoverRun leaves it once its thread needs no recovery (see there). */
+async function settleOrphan(
+  m: Machinery,
+  tenantId: string,
+  run: RunRecord,
+  record: ThreadRecord | undefined,
+): Promise<RunRecord | undefined> {
   const onThread =
     record !== undefined &&
     (record.leaseOwner === run.runId ||

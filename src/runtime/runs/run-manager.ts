@@ -22,7 +22,14 @@ import {
   type ThreadRef,
   type WorkTime,
 } from "./machinery";
-import { recordFailedJob, recover, recoverRun, recoverThreads, watchLease } from "./recovery";
+import {
+  recordFailedJob,
+  recover,
+  recoverListedRuns,
+  recoverRun,
+  recoverThreads,
+  watchLease,
+} from "./recovery";
 import { RunEndings, type JoinResult } from "./run-endings";
 import type { RunEventLog } from "./run-event-log";
 import { endQueued, endUnstarted, forgetThread } from "./settlement";
@@ -204,6 +211,33 @@ export class RunManager {
     return run;
   }
 
+  /**
+   * Waits until a cancelled run ends (undefined once gone: rolled back) or `budgetMs` passes. A run whose process
+   * died ends only through its takeover, which then rolls it back or interrupts it: once its lease lapses the
+   * takeover starts from here, so the cancel's caller sees the run end rather than wait for the next read.
+   */
+  async awaitCancelled(
+    tenantId: string,
+    threadId: string,
+    runId: string,
+    budgetMs: number,
+  ): Promise<JoinResult | undefined> {
+    const deadline = this.now() + budgetMs;
+    // Each look for a stalled run is one read of the thread: a few per lease, while the run has not ended.
+    const sliceMs = Math.min(5_000, Math.max(250, this.options.leaseMs / 4));
+    for (;;) {
+      const left = deadline - this.now();
+      const joined = await this.join(
+        tenantId,
+        threadId,
+        runId,
+        Math.max(0, Math.min(sliceMs, left)),
+      );
+      if (!joined || joined.done || deadline - this.now() <= 0) return joined;
+      await this.recover(tenantId, threadId);
+    }
+  }
+
   /** Waits until the run ends or `budgetMs` passes; undefined when there is no such run. */
   join(
     tenantId: string,
@@ -300,6 +334,15 @@ export class RunManager {
   /** Recovers a run a client reads, and its thread: see recoverRun. */
   recoverRun(tenantId: string, run: RunRecord): Promise<RunRecord | undefined> {
     return recoverRun(this.m, tenantId, run);
+  }
+
+  /** recoverRun for a listed page of a thread's runs, its thread as just read: see recoverListedRuns. */
+  recoverListedRuns(
+    tenantId: string,
+    thread: ThreadRecord,
+    runs: RunRecord[],
+  ): Promise<RunRecord[]> {
+    return recoverListedRuns(this.m, tenantId, thread, runs);
   }
 
   /** Recovers, of the threads given, those that need it (a dev server's sweep); says how many. */
