@@ -1,74 +1,48 @@
-import {
-  ASSISTANT_SORT_FIELDS,
-  type AssistantChanges,
-  type AssistantRecord,
-  type AssistantVersion,
+import type { z } from "zod";
+import type {
+  AssistantChanges,
+  AssistantFilter,
+  AssistantRecord,
+  AssistantVersion,
 } from "../../shared/assistants";
-import { graphSchemas, type GraphSchemas, type IntrospectableGraph } from "../graphs/graph-schemas";
-import {
-  assistantParam,
-  booleanQuery,
-  configField,
-  enumField,
-  filterFields,
-  selectField,
-  xrayQuery,
-} from "./assistant-body";
-import { isAssistantUuid, type AssistantCreateInput } from "./assistant-directory";
-import { SCAN_LIMIT } from "./thread-search";
 import { GraphDrawingUnavailableError, InvalidRequestError } from "../../shared/errors";
-import { describe, describeValue, json } from "./http";
+import { graphSchemas, type GraphSchemas, type IntrospectableGraph } from "../graphs/graph-schemas";
+import type { AssistantCreateInput } from "./assistant-directory";
+import { json } from "./http";
+import type { RouteContext, RouteHandler } from "./route-context";
 import {
-  integerField,
-  objectField,
-  optionalString,
-  type RouteContext,
-  type RouteHandler,
-} from "./route-context";
+  assistantCountSchema,
+  assistantCreateSchema,
+  assistantDeleteQuery,
+  assistantGraphQuery,
+  assistantLatestSchema,
+  assistantPatchSchema,
+  assistantSearchSchema,
+  assistantSubgraphsQuery,
+  assistantVersionsSchema,
+} from "./schemas/assistant-schemas";
+import { parseRequest } from "./schemas/request-schema";
+import { SCAN_LIMIT } from "./thread-search";
 
 /**
  * Assistants on the LangGraph Server face (`client.assistants.*` of `@langchain/langgraph-sdk`): CRUD, search,
  * count, versions, latest, and the graph's drawing, schemas and subgraphs. Who the assistants are (system and
- * stored, by assistant or graph id) is the AssistantDirectory's; this file reads requests (their fields through
- * assistant-body.ts) and writes JSON, a graph's schemas from graphs/graph-schemas.ts.
+ * stored, by assistant or graph id) is the AssistantDirectory's; this file reads requests (with the schemas of
+ * schemas/assistant-schemas.ts) and writes JSON, a graph's schemas from graphs/graph-schemas.ts.
  */
 
-/** Largest page of a search or version list (LangGraph Server's). */
-export const MAX_ASSISTANT_PAGE = 1000;
-/** Deepest offset of a search or version list. */
-export const MAX_ASSISTANT_OFFSET = 100_000;
-
 export const createAssistant: RouteHandler = async (context) => {
-  const { body } = context;
-  const assistantId = optionalString(body, "assistant_id");
-  if (assistantId !== undefined && !isAssistantUuid(assistantId)) {
-    throw new InvalidRequestError(
-      "assistant_id",
-      `expected a UUID, got ${describeValue(assistantId)}`,
-    );
-  }
-  const graphId = optionalString(body, "graph_id");
-  if (graphId === undefined) {
-    throw new InvalidRequestError("graph_id", `expected a string, got ${describe(body.graph_id)}`);
-  }
-  const ifExists = body.if_exists ?? "raise";
-  if (ifExists !== "raise" && ifExists !== "do_nothing") {
-    throw new InvalidRequestError(
-      "if_exists",
-      `expected "raise" or "do_nothing", got ${describeValue(ifExists)}`,
-    );
-  }
-  const name = optionalString(body, "name");
+  const body = parseRequest(assistantCreateSchema, context.body);
   const input: AssistantCreateInput = {
-    graphId,
+    graphId: body.graph_id,
     // As on LangGraph Server: "Untitled" when no name is given, the graph id for an empty one.
-    name: name === undefined ? "Untitled" : name || graphId,
-    description: optionalString(body, "description") ?? null,
-    config: configField(body) ?? {},
-    context: objectField(body, "context") ?? {},
-    metadata: objectField(body, "metadata") ?? {},
-    ifExists,
-    ...(assistantId !== undefined ? { assistantId } : {}),
+    name: body.name === undefined ? "Untitled" : body.name || body.graph_id,
+    description: body.description ?? null,
+    config: body.config ?? {},
+    context: body.context ?? {},
+    metadata: body.metadata ?? {},
+    ifExists: body.if_exists ?? "raise",
+    ...(body.assistant_id !== undefined ? { assistantId: body.assistant_id } : {}),
   };
   const assistant = await context.assistants.create(context.tenantId, input);
   context.log.assistant = assistant.assistantId;
@@ -82,20 +56,14 @@ export const getAssistant: RouteHandler = async (context) => {
 };
 
 export const patchAssistant: RouteHandler = async (context) => {
-  const { body } = context;
+  const body = parseRequest(assistantPatchSchema, context.body);
   const changes: AssistantChanges = {};
-  const graphId = optionalString(body, "graph_id");
-  const name = optionalString(body, "name");
-  const description = optionalString(body, "description");
-  const config = configField(body);
-  const assistantContext = objectField(body, "context");
-  const metadata = objectField(body, "metadata");
-  if (graphId !== undefined) changes.graphId = graphId;
-  if (name !== undefined) changes.name = name;
-  if (description !== undefined) changes.description = description;
-  if (config !== undefined) changes.config = config;
-  if (assistantContext !== undefined) changes.context = assistantContext;
-  if (metadata !== undefined) changes.metadata = metadata;
+  if (body.graph_id !== undefined) changes.graphId = body.graph_id;
+  if (body.name !== undefined) changes.name = body.name;
+  if (body.description !== undefined) changes.description = body.description;
+  if (body.config !== undefined) changes.config = body.config;
+  if (body.context !== undefined) changes.context = body.context;
+  if (body.metadata !== undefined) changes.metadata = body.metadata;
   const assistant = await context.assistants.patch(
     context.tenantId,
     assistantParam(context),
@@ -106,15 +74,9 @@ export const patchAssistant: RouteHandler = async (context) => {
 };
 
 export const deleteAssistant: RouteHandler = async (context) => {
-  const deleteThreads = context.query.delete_threads;
-  if (deleteThreads !== undefined && !["true", "false"].includes(deleteThreads)) {
-    throw new InvalidRequestError(
-      "delete_threads",
-      `expected true or false, got ${describeValue(deleteThreads)}`,
-    );
-  }
+  const deleteThreads = parseRequest(assistantDeleteQuery, context.query).delete_threads ?? false;
   let idOrGraphId = assistantParam(context);
-  if (deleteThreads === "true") {
+  if (deleteThreads) {
     // The threads its runs named, first: a thread busy with a run keeps the assistant (409), so a retry
     // deletes what is left. Finding them reads the tenant's thread records (at most SCAN_LIMIT).
     const assistant = await context.assistants.get(context.tenantId, idOrGraphId);
@@ -149,15 +111,16 @@ async function deleteThreadsOf(context: RouteContext, assistantId: string): Prom
 }
 
 export const searchAssistants: RouteHandler = async (context) => {
-  const { body } = context;
-  const limit = integerField(body, "limit", 10, 1, MAX_ASSISTANT_PAGE);
-  const offset = integerField(body, "offset", 0, 0, MAX_ASSISTANT_OFFSET);
-  const filter = filterFields(body);
-  const sortBy = enumField(body, "sort_by", ASSISTANT_SORT_FIELDS) ?? "created_at";
-  const sortOrder = enumField(body, "sort_order", ["asc", "desc"] as const) ?? "desc";
-  const select = selectField(body);
+  const {
+    limit = 10,
+    offset = 0,
+    sort_by: sortBy = "created_at",
+    sort_order: sortOrder = "desc",
+    select,
+    ...filter
+  } = parseRequest(assistantSearchSchema, context.body);
   const page = await context.assistants.search(context.tenantId, {
-    ...filter,
+    ...filterOf(filter),
     limit,
     offset,
     sortBy,
@@ -173,14 +136,21 @@ export const searchAssistants: RouteHandler = async (context) => {
 };
 
 export const countAssistants: RouteHandler = async (context) => {
-  return json(200, await context.assistants.count(context.tenantId, filterFields(context.body)));
+  const filter = filterOf(parseRequest(assistantCountSchema, context.body));
+  return json(200, await context.assistants.count(context.tenantId, filter));
 };
 
+/** The filter of a search or count, without the fields not sent. */
+function filterOf(body: z.output<typeof assistantCountSchema>): AssistantFilter {
+  return {
+    ...(body.graph_id !== undefined ? { graphId: body.graph_id } : {}),
+    ...(body.name !== undefined ? { name: body.name } : {}),
+    ...(body.metadata !== undefined ? { metadata: body.metadata } : {}),
+  };
+}
+
 export const listAssistantVersions: RouteHandler = async (context) => {
-  const { body } = context;
-  const limit = integerField(body, "limit", 10, 1, MAX_ASSISTANT_PAGE);
-  const offset = integerField(body, "offset", 0, 0, MAX_ASSISTANT_OFFSET);
-  const metadata = objectField(body, "metadata");
+  const { limit = 10, offset = 0, metadata } = parseRequest(assistantVersionsSchema, context.body);
   const versions = await context.assistants.listVersions(
     context.tenantId,
     assistantParam(context),
@@ -194,13 +164,7 @@ export const listAssistantVersions: RouteHandler = async (context) => {
 };
 
 export const setLatestAssistantVersion: RouteHandler = async (context) => {
-  const version = context.body.version;
-  if (typeof version !== "number" || !Number.isInteger(version) || version < 1) {
-    throw new InvalidRequestError(
-      "version",
-      `expected a positive integer, got ${describeValue(version)}`,
-    );
-  }
+  const { version } = parseRequest(assistantLatestSchema, context.body);
   const assistant = await context.assistants.setLatest(
     context.tenantId,
     assistantParam(context),
@@ -211,7 +175,7 @@ export const setLatestAssistantVersion: RouteHandler = async (context) => {
 };
 
 export const getAssistantGraph: RouteHandler = async (context) => {
-  const xray = xrayQuery(context.query.xray);
+  const { xray } = parseRequest(assistantGraphQuery, context.query);
   const { assistant, graph } = await assistantGraph(context);
   if (typeof graph.getGraphAsync !== "function") {
     throw new GraphDrawingUnavailableError(assistant.graphId);
@@ -238,7 +202,7 @@ export const getAssistantSchemas: RouteHandler = async (context) => {
 };
 
 export const getAssistantSubgraphs: RouteHandler = async (context) => {
-  const recurse = booleanQuery("recurse", context.query.recurse) ?? false;
+  const recurse = parseRequest(assistantSubgraphsQuery, context.query).recurse ?? false;
   const namespace = context.params.namespace;
   const { graph } = await assistantGraph(context);
   const subgraphs: Record<string, GraphSchemas> = {};
@@ -251,6 +215,10 @@ export const getAssistantSubgraphs: RouteHandler = async (context) => {
 };
 
 // ---------------------------------------------------------------- the compiled graph
+
+function assistantParam(context: RouteContext): string {
+  return context.params.assistant_id ?? "";
+}
 
 async function assistantGraph(
   context: RouteContext,

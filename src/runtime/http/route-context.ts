@@ -4,7 +4,7 @@ import type { AssistantDirectory } from "./assistant-directory";
 import { assertPathIdentifier } from "../../shared/identifiers";
 import type { RunEngine, RunOutcome } from "../graphs/engine";
 import type { GraphRegistry } from "../graphs/graph-registry";
-import { describe, describeValue, type HttpResult } from "./http";
+import { describe, type HttpResult } from "./http";
 import type { RunMetrics } from "../observability";
 import type { RunManager } from "../runs/run-manager";
 import type { WebhookSender } from "../runs/webhooks";
@@ -83,48 +83,5 @@ export function assistantFrom(registry: GraphRegistry, value: unknown): string {
     throw new InvalidRequestError("assistant_id", `expected a string, got ${describe(value)}`);
   }
   if (!registry.has(value)) throw new AssistantNotFoundError(value);
-  return value;
-}
-
-export function integerField(
-  body: Record<string, unknown>,
-  field: string,
-  fallback: number,
-  min: number,
-  max: number,
-  /** The value may come as a string (a query parameter). */
-  fromString = false,
-): number {
-  const raw = body[field];
-  const value = fromString && typeof raw === "string" && /^-?\d+$/.test(raw) ? Number(raw) : raw;
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidRequestError(
-      field,
-      `expected an integer from ${min} to ${max}, got ${describeValue(value)}`,
-    );
-  }
-  return value;
-}
-
-export function objectField(
-  body: Record<string, unknown>,
-  field: string,
-): Record<string, unknown> | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "object" || Array.isArray(value)) {
-    throw new InvalidRequestError(field, `expected an object, got ${describe(value)}`);
-  }
-  return value as Record<string, unknown>;
-}
-
-/** A string field of a body; absent or null: undefined. */
-export function optionalString(body: Record<string, unknown>, field: string): string | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") {
-    throw new InvalidRequestError(field, `expected a string, got ${describe(value)}`);
-  }
   return value;
 }

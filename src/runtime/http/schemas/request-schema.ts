@@ -31,6 +31,32 @@ export function jsonObject(expected = "an object") {
   return z.custom<Record<string, unknown>>(isPlainObject, expecting(expected));
 }
 
+/**
+ * A JSON object kept as sent (as {@link jsonObject}) whose named fields must read with `fields` (a loose object
+ * schema): checked, not copied, since an object schema's output is a copy without keys such as `__proto__`.
+ */
+export function jsonObjectWith(fields: z.ZodType, expected = "an object") {
+  return jsonObject(expected).superRefine((value, context) => {
+    const result = fields.safeParse(value, { reportInput: true });
+    // Read with reportInput, the issues carry their input, as raw issues do.
+    if (!result.success) context.issues.push(...(result.error.issues as z.core.$ZodRawIssue[]));
+  });
+}
+
+/** A list of some of `allowed` (the fields a search's `select` may name); a refused list names its first stranger. */
+export function fieldList<const T extends readonly string[]>(allowed: T) {
+  const isAllowed = (field: unknown): field is T[number] => allowed.includes(field as string);
+  return z
+    .array(z.unknown(), expecting("a list of fields"))
+    .refine((fields) => fields.every(isAllowed), {
+      error: (issue) =>
+        `expected fields among ${allowed.join(", ")}, got ${describeValue(
+          (issue.input as unknown[]).find((field) => !isAllowed(field)),
+        )}`,
+    })
+    .transform((fields) => fields.filter(isAllowed));
+}
+
 /** One of `allowed` (compared as own values: a client string never reaches an object's prototype). */
 export function oneOf<const T extends readonly [string, ...string[]]>(
   allowed: T,
@@ -54,6 +80,11 @@ export function integerQuery(min: number, max: number) {
     (value) => (typeof value === "string" && /^-?\d+$/.test(value) ? Number(value) : value),
     integer(min, max),
   );
+}
+
+/** A boolean query parameter written as the SDK writes it: `true` or `false`. */
+export function trueOrFalseQuery() {
+  return oneOf(["true", "false"], "true or false").transform((value) => value === "true");
 }
 
 /**

@@ -4,7 +4,15 @@ import { THREAD_SORT_FIELDS } from "../../../shared/threads";
 import { describe, describeValue } from "../http";
 import { SEARCH_STATUSES } from "../serialize";
 import type { CheckpointAddress } from "../thread-state";
-import { expecting, integer, integerQuery, jsonObject, oneOf, optional } from "./request-schema";
+import {
+  expecting,
+  fieldList,
+  integer,
+  integerQuery,
+  jsonObject,
+  oneOf,
+  optional,
+} from "./request-schema";
 import { commandSchema } from "./run-schemas";
 
 /** Most records a search or count reads; beyond it the request is refused rather than answered partly. */
@@ -51,21 +59,8 @@ export const threadSearchSchema = threadCountSchema.extend({
   offset: optional(integer(0, MAX_SEARCH_OFFSET)),
   sort_by: optional(oneOf(THREAD_SORT_FIELDS)),
   sort_order: optional(oneOf(["asc", "desc"])),
-  select: optional(
-    z
-      .array(z.unknown(), expecting("a list of fields"))
-      .refine((fields) => fields.every(isSelectable), {
-        error: (issue) =>
-          `expected fields among ${SELECTABLE_FIELDS.join(", ")}, got ${describeValue(
-            (issue.input as unknown[]).find((field) => !isSelectable(field)),
-          )}`,
-      }),
-  ),
+  select: optional(fieldList(SELECTABLE_FIELDS)),
 });
-
-function isSelectable(field: unknown): boolean {
-  return (SELECTABLE_FIELDS as readonly unknown[]).includes(field);
-}
 
 /** Most supersteps, and updates per superstep, a thread may be created with. */
 export const MAX_SUPERSTEPS = 100;
