@@ -14,6 +14,7 @@ import { ROUTES, type ApiFace } from "./http/routes";
 import { ASSISTANT_HANDLERS } from "./http/assistants-face";
 import { META_HANDLERS } from "./http/meta-face";
 import { RUN_STREAM_HANDLERS } from "./http/run-streams-face";
+import { THREAD_STREAM_HANDLERS } from "./http/thread-stream-face";
 import { RUN_HANDLERS } from "./http/runs-face";
 import { SIMPLE_HANDLERS } from "./http/simple-face";
 import { STORE_HANDLERS } from "./http/store-face";
@@ -49,6 +50,7 @@ export const ROUTE_HANDLERS: Readonly<Record<string, RouteHandler>> = {
   ...THREAD_HANDLERS,
   ...RUN_HANDLERS,
   ...RUN_STREAM_HANDLERS,
+  ...THREAD_STREAM_HANDLERS,
   ...ASSISTANT_HANDLERS,
   ...STORE_HANDLERS,
   ...META_HANDLERS,

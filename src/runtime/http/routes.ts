@@ -72,6 +72,8 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: "POST", path: "/threads/{thread_id}/state/checkpoint", face: "server" },
   { method: "GET", path: "/threads/{thread_id}/history", face: "server" },
   { method: "POST", path: "/threads/{thread_id}/history", face: "server" },
+  // The thread's stream (thread-stream-face.ts).
+  { method: "GET", path: "/threads/{thread_id}/stream", face: "server", streaming: true },
   // Runs (runs-face.ts).
   { method: "POST", path: "/threads/{thread_id}/runs", face: "server" },
   { method: "GET", path: "/threads/{thread_id}/runs", face: "server" },

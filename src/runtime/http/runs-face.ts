@@ -27,6 +27,7 @@ import {
   type RouteHandler,
 } from "./route-context";
 import { parseRunBody, type RunBody } from "./run-body";
+import { configurableFromHeaders } from "./run-headers";
 import { parseRequest } from "./schemas/request-schema";
 import { runCancelQuery, runListQuery } from "./schemas/run-schemas";
 import { runJson } from "../runs/run-json";
@@ -207,7 +208,7 @@ export async function startRun(
       assistantId: assistant.assistantId,
       graphId: assistant.graphId,
       kwargs: {
-        ...withAssistantDefaults(body.kwargs, assistant),
+        ...withAssistantDefaults(withRequestHeaders(body.kwargs, context.headers), assistant),
         ...(stateless && !body.keepThread ? { temporary: true } : {}),
         ...(body.afterSeconds > 0 ? { afterSeconds: body.afterSeconds } : {}),
         ...(streamed && body.kwargs.streamMode === undefined ? { streamMode: ["values"] } : {}),
@@ -247,6 +248,24 @@ export async function runAssistant(
     }
     throw error;
   }
+}
+
+/**
+ * The run's kwargs with the request's headers in its `configurable` (run-headers.ts says which), over the
+ * body's own keys as LangGraph Server has them.
+ */
+function withRequestHeaders(
+  kwargs: RunKwargs,
+  headers: Readonly<Record<string, string | undefined>>,
+): RunKwargs {
+  const fromHeaders = configurableFromHeaders(headers);
+  if (Object.keys(fromHeaders).length === 0) return kwargs;
+  const config = kwargs.config ?? {};
+  const configurable = {
+    ...((config.configurable as Record<string, unknown> | undefined) ?? {}),
+    ...fromHeaders,
+  };
+  return { ...kwargs, config: { ...config, configurable } };
 }
 
 /**

@@ -4,7 +4,7 @@ import type { HttpResult } from "./http";
 export const KEEP_ALIVE_MS = 15_000;
 
 /** One Server-Sent Event, as LangGraph Server frames it: `event`, `data` (one line of JSON), then `id`. */
-export function sseFrame(event: string, data: string, id?: number): string {
+export function sseFrame(event: string, data: string, id?: number | string): string {
   return `event: ${event}\ndata: ${data}\n${id === undefined ? "" : `id: ${id}\n`}\n`;
 }
 

@@ -1,0 +1,141 @@
+import type { Client } from "@langchain/langgraph-sdk";
+import { slowGraph } from "./graphs";
+import { backendOptions, startTestServer, type Backend, type TestServer } from "./support";
+
+type Chunk = { id?: string; event: string; data: unknown };
+type Lifecycle = { event: string; run_id: string };
+
+/** Reads a stream until `enough` says so, then leaves it (the server sees its client go). */
+async function gather(
+  stream: AsyncIterable<Chunk>,
+  enough: (chunks: Chunk[]) => boolean,
+): Promise<Chunk[]> {
+  const chunks: Chunk[] = [];
+  for await (const chunk of stream) {
+    chunks.push(chunk);
+    if (enough(chunks)) break;
+  }
+  return chunks;
+}
+
+const ended = (chunks: Chunk[]) =>
+  chunks.filter(
+    (chunk) => chunk.event === "lifecycle" && (chunk.data as Lifecycle).event !== "started",
+  ).length;
+
+/**
+ * The thread's stream through the official SDK's `threads.joinStream`: the thread's runs one after the other as
+ * they run, with `Last-Event-ID` resumption and the `stream_mode` filter (run_modes, lifecycle).
+ */
+describe.each<Backend>(["memory", "dynamodb"])("thread stream (%s)", (backend) => {
+  let server: TestServer;
+  let client: Client;
+
+  beforeAll(async () => {
+    server = await startTestServer({
+      assistants: { slow: slowGraph() },
+      ...(await backendOptions(backend)),
+    });
+    client = await server.client(`tenant-thread-stream-${backend}`);
+  });
+
+  afterAll(async () => {
+    await server.close();
+  });
+
+  /** A thread with two runs, the second created once the first ended. */
+  async function threadWithTwoRuns(): Promise<{ threadId: string; runIds: string[] }> {
+    const thread = await client.threads.create();
+    const runIds: string[] = [];
+    for (const delayMs of [200, 0]) {
+      const run = await client.runs.create(thread.thread_id, "slow", {
+        input: { delayMs },
+        streamMode: ["values"],
+      });
+      await client.runs.join(thread.thread_id, run.run_id);
+      runIds.push(run.run_id);
+    }
+    return { threadId: thread.thread_id, runIds };
+  }
+
+  it("gives the thread's runs in order from the beginning, and resumes after any event id", async () => {
+    const { threadId, runIds } = await threadWithTwoRuns();
+    const all = await gather(
+      client.threads.joinStream(threadId, {
+        lastEventId: "-",
+        streamMode: ["run_modes", "lifecycle"],
+      }) as AsyncIterable<Chunk>,
+      (chunks) => ended(chunks) === 2,
+    );
+    const lifecycle = all
+      .filter((chunk) => chunk.event === "lifecycle")
+      .map((chunk) => [(chunk.data as Lifecycle).event, (chunk.data as Lifecycle).run_id]);
+    expect(lifecycle).toEqual([
+      ["started", runIds[0]],
+      ["completed", runIds[0]],
+      ["started", runIds[1]],
+      ["completed", runIds[1]],
+    ]);
+    // Each run's own stream between its lifecycle events: metadata first, then its values.
+    const events = all.map((chunk) => chunk.event);
+    expect(events.slice(0, 2)).toEqual(["lifecycle", "metadata"]);
+    expect(all[1]?.data).toMatchObject({ run_id: runIds[0] });
+    expect(events.filter((event) => event === "metadata")).toHaveLength(2);
+    expect(all.at(-2)?.data).toMatchObject({ steps: ["prepare", "work_1", "prepare", "work_1"] });
+    expect(all.every((chunk) => /^.+:(start|end|\d+)$/.test(chunk.id ?? ""))).toBe(true);
+
+    // A client that lost its connection after the first run's metadata gets the rest, its own frames only.
+    const runFrames = all.filter((chunk) => chunk.event !== "lifecycle");
+    const rest = await gather(
+      client.threads.joinStream(threadId, {
+        lastEventId: runFrames[0]!.id,
+      }) as AsyncIterable<Chunk>,
+      (chunks) => chunks.length === runFrames.length - 1,
+    );
+    expect(rest.map((chunk) => [chunk.id, chunk.event])).toEqual(
+      runFrames.slice(1).map((chunk) => [chunk.id, chunk.event]),
+    );
+  });
+
+  it("follows a run created while it listens; lifecycle alone gives only the runs' starts and ends", async () => {
+    const thread = await client.threads.create();
+    const listening = gather(
+      client.threads.joinStream(thread.thread_id, {
+        streamMode: "lifecycle",
+      }) as AsyncIterable<Chunk>,
+      (chunks) => ended(chunks) === 1,
+    );
+    // The stream is open before the run exists (no Last-Event-ID: only what comes from now on).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const run = await client.runs.create(thread.thread_id, "slow", {
+      input: { delayMs: 100 },
+      streamMode: ["values"],
+    });
+    const chunks = await listening;
+    expect(chunks.map((chunk) => [chunk.event, chunk.id, chunk.data])).toEqual([
+      ["lifecycle", `${run.run_id}:start`, { event: "started", run_id: run.run_id, namespace: [] }],
+      ["lifecycle", `${run.run_id}:end`, { event: "completed", run_id: run.run_id, namespace: [] }],
+    ]);
+  });
+
+  it("answers 404 for another tenant's thread and 422 for a mode or event id it does not know", async () => {
+    const { threadId } = await threadWithTwoRuns();
+    const other = await server.token(`tenant-thread-stream-other-${backend}`);
+    const own = await server.token(`tenant-thread-stream-${backend}`);
+    const get = async (token: string, query = "", headers: Record<string, string> = {}) => {
+      const response = await fetch(`${server.url}/threads/${threadId}/stream${query}`, {
+        headers: { authorization: `Bearer ${token}`, ...headers },
+      });
+      return { status: response.status, body: (await response.json()) as { detail: string } };
+    };
+    expect((await get(other)).status).toBe(404);
+    const stateUpdate = await get(own, "?stream_mode=state_update");
+    expect(stateUpdate.status).toBe(422);
+    expect(stateUpdate.body.detail).toMatch(
+      /^Invalid stream_mode: expected run_modes or lifecycle/,
+    );
+    const badId = await get(own, "", { "last-event-id": "12" });
+    expect(badId.status).toBe(422);
+    expect(badId.body.detail).toMatch(/^Invalid Last-Event-ID: /);
+  });
+});
