@@ -4,7 +4,8 @@ import { InvalidRequestError } from "../../shared/errors";
 import { toWireJson } from "../runs/wire-json";
 import { threadIdFrom, type RouteContext, type RouteHandler } from "./route-context";
 import type { RunAddress } from "../runs/run-event-log";
-import { budgetOf, contentLocation, manager, requireRun, resultOf, startRun } from "./runs-face";
+import { resultOf } from "./run-answer";
+import { budgetOf, contentLocation, manager, requireRun, startRun } from "./runs-face";
 import { sseFrame, sseResponse } from "./sse";
 import { readThreadValues } from "./thread-values";
 

@@ -19,22 +19,15 @@ import {
   type RunRecord,
 } from "../../shared/runs";
 import { json, noContent, type HttpResult } from "./http";
-import {
-  runIdFrom,
-  threadIdFrom,
-  type RequestOutcome,
-  type RouteContext,
-  type RouteHandler,
-} from "./route-context";
+import { runIdFrom, threadIdFrom, type RouteContext, type RouteHandler } from "./route-context";
+import { resultOf } from "./run-answer";
 import { parseRunBody, type RunBody } from "./run-body";
 import { configurableFromHeaders } from "./run-headers";
 import { parseRequest } from "./schemas/request-schema";
 import { runCancelQuery, runListQuery } from "./schemas/run-schemas";
 import { runJson } from "../runs/run-json";
-import type { CreatedRun, JoinResult, RunManager } from "../runs/run-manager";
+import type { CreatedRun, RunManager } from "../runs/run-manager";
 import { requireCheckpoint } from "./thread-state";
-import type { EndedRun } from "../runs/recent-runs";
-import { readThreadValues } from "./thread-values";
 
 /**
  * Runs on the LangGraph Server face: background runs (create, get, list, join, cancel, delete) and waited runs,
@@ -369,53 +362,6 @@ async function waitForRun(
     );
   }
   return json(200, await resultOf(context, joined), contentLocation(run));
-}
-
-/**
- * What a finished run answers: the thread's values (with pending interrupts), or its error. The request's log
- * line gets the run's outcome from the same answer.
- */
-export async function resultOf(
-  context: RouteContext,
-  joined: Extract<JoinResult, { done: true }>,
-): Promise<Record<string, unknown>> {
-  const result = await finalAnswer(context, joined);
-  context.log.outcome = endedOutcome(joined.run, result);
-  return result;
-}
-
-async function finalAnswer(
-  context: RouteContext,
-  joined: Extract<JoinResult, { done: true }>,
-): Promise<Record<string, unknown>> {
-  const { run } = joined;
-  if (run.status === "error" || run.status === "timeout") {
-    return { __error__: run.error ?? { error: "Error", message: `Run ended in ${run.status}` } };
-  }
-  if (joined.values) return joined.values;
-  if (run.temporary) return {};
-  return readThreadValues(context, run.threadId, run.graphId);
-}
-
-/**
- * An ended run's outcome, in the engine's words: a run that stopped at an interrupt ends in `success` as
- * LangGraph Server has it, so its answer's `__interrupt__` tells a pause from a completion.
- */
-function endedOutcome(run: EndedRun, answer: Record<string, unknown>): RequestOutcome {
-  switch (run.status) {
-    case "success": {
-      const interrupts = answer.__interrupt__;
-      return Array.isArray(interrupts) && interrupts.length > 0 ? "paused" : "completed";
-    }
-    case "error":
-      return "failed";
-    case "timeout":
-      return "deadline";
-    case "interrupted":
-      return "cancelled";
-    default:
-      return "running";
-  }
 }
 
 /** A handler without a checkpointer keeps no threads or runs: a waited run runs here, statelessly. */
