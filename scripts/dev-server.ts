@@ -134,6 +134,13 @@ class DevSession {
 }
 
 async function main(session: DevSession, args: Arguments): Promise<void> {
+  // The project's graphs load before anything starts: a bad langgraph.json is a startup error, named. Its `env`
+  // fills in process.env first, so the configuration read next (LANGGRAPH_CONFIG, PORT, ...) includes it.
+  const assistants: Record<string, GraphFactory> = args.config
+    ? await loadLangGraphConfig(args.config, {
+        logger: createLogger(readRuntimeConfig(process.env).logLevel),
+      })
+    : DEV_ASSISTANTS;
   const port = readPort(process.env);
   const corsOrigins = readCorsOrigins(process.env);
   const environment = readRuntimeConfig(process.env);
@@ -146,11 +153,6 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
     }
     checkJava();
   }
-  // The project's graphs load before anything starts: a bad langgraph.json is a startup error, named.
-  const assistants: Record<string, GraphFactory> = args.config
-    ? await loadLangGraphConfig(args.config, { logger: createLogger(environment.logLevel) })
-    : DEV_ASSISTANTS;
-
   // Listen first, so that a busy port is reported before DynamoDB Local is started; until the checkpoints
   // are ready, requests get 503.
   const ready: { handler?: ApiHandler } = {};

@@ -257,6 +257,7 @@ describe("loadLangGraphConfig: env", () => {
     expect(env).toEqual({
       MEMORY_TABLE_FIXTURE_ALREADY_SET: "from the function",
       MEMORY_TABLE_FIXTURE_FROM_FILE: "from the env file",
+      LANGGRAPH_CONFIG: '{"compiled":{"configurable":{"greeting":"from langgraph.json env"}}}',
     });
   });
 
