@@ -1,6 +1,7 @@
 import { Construct, Node } from "constructs";
 import {
   Fn,
+  Op,
   propertyAccess,
   TerraformElement,
   TerraformOutput,
@@ -12,6 +13,7 @@ import { AwsProvider } from "@cdktf/provider-aws/lib/provider";
 import { ALARM_THRESHOLDS, type AlarmThresholds } from "./construct/alarms";
 import { attributeOf } from "./construct/expressions";
 import { MemoryTable } from "./construct/memory-table";
+import { STREAM_URL_INVOKE_STATEMENT_ID } from "./construct/stream";
 import { DEFAULTS } from "./construct/props";
 import { LOG_LEVELS } from "../src/shared/defaults";
 import {
@@ -49,11 +51,11 @@ import {
 } from "./construct/rules";
 
 /**
- * Providers the module accepts: it plans and tests on 5.100.0 (the bindings' version), and every resource,
- * data source and argument it uses is unchanged by the 6.0 upgrade guide (data.aws_region is read by `id`, which
- * 6.x keeps, not by the deprecated `name`).
+ * Providers the module accepts: exactly the major version its tests plan (5.100.0, the bindings' version and the
+ * local mirror's). 6.x is not admitted until a test plans it: 6.28.0 changes the stream URL's permissions (its
+ * aws_lambda_function_url adds the conditioned lambda:InvokeFunction statement itself), see the module README.
  */
-export const AWS_PROVIDER_CONSTRAINT = ">= 5.100.0, < 7.0.0";
+export const AWS_PROVIDER_CONSTRAINT = ">= 5.100.0, < 6.0.0";
 /** Cross-variable validations need Terraform 1.9. */
 export const TERRAFORM_CONSTRAINT = ">= 1.9.0";
 
@@ -119,6 +121,7 @@ export class ModuleStack extends TerraformStack {
       workerMaximumEventAgeInSeconds: v.worker_maximum_event_age_in_seconds.numberValue,
       maxRunLegs: v.max_run_legs.numberValue,
       createStreamFunction: v.create_stream_function.value,
+      createStreamUrlInvokePermission: v.create_stream_url_invoke_permission.value,
       streamTimeout: v.stream_timeout.numberValue,
       // null: the API function's memory, and its CORS origins.
       streamMemorySize: Token.asNumber(
@@ -289,6 +292,17 @@ export class ModuleStack extends TerraformStack {
       stream_url: [
         m.stream.functionUrl,
         "URL of the stream function's function URL (https://<id>.lambda-url.<region>.on.aws/): the whole API with streamed Server-Sent Events and runs up to stream_timeout, for the LangGraph SDK's apiUrl (null without create_stream_function)",
+      ],
+      stream_url_invoke_permission_command: [
+        Fn.conditional(
+          Op.and(
+            this.variables.create_stream_function.value,
+            Op.not(this.variables.create_stream_url_invoke_permission.value),
+          ),
+          `aws lambda add-permission --function-name ${m.stream.functionName} --statement-id ${STREAM_URL_INVOKE_STATEMENT_ID} --action lambda:InvokeFunction --principal '*' --invoked-via-function-url`,
+          null,
+        ),
+        "With create_stream_url_invoke_permission = false: the AWS CLI command (v2.31.x or later) that adds the stream URL's second statement once, after apply (null otherwise). Terraform never removes it: the module's permissions manage their own statement ids only",
       ],
       stream_function_name: [
         m.stream.functionName,
@@ -577,6 +591,12 @@ const VARIABLES = {
     description:
       "Create the stream function: the whole API (the streaming routes with Server-Sent Events, and the buffered ones) from a Lambda function URL in RESPONSE_STREAM mode, output as stream_url, for the LangGraph SDK's apiUrl. API Gateway's HTTP APIs buffer responses and stop at 30 s, so streaming clients (useStream, runs.stream) need it. The URL's auth type is NONE: the function verifies the bearer JWT itself, against the authorizer's issuer and audiences. The image must contain stream.handler",
     default: DEFAULTS.createStreamFunction,
+  },
+  create_stream_url_invoke_permission: {
+    type: "bool",
+    description:
+      "With create_stream_function: declare the URL's second resource-policy statement, lambda:InvokeFunction for principal * only when invoked through a function URL (condition lambda:InvokedViaFunctionUrl), which Lambda requires of URLs created since October 2025. Provider 5.x's aws_lambda_permission cannot set that condition, so the module declares it with aws_cloudcontrolapi_resource (AWS::Lambda::Permission; the deploying principal needs cloudformation:CreateResource, GetResource, GetResourceRequestStatus and DeleteResource). false: add the statement yourself (stream_url_invoke_permission_command), or the URL answers 403",
+    default: DEFAULTS.createStreamUrlInvokePermission,
   },
   stream_timeout: {
     type: "number",

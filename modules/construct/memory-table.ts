@@ -316,6 +316,8 @@ export class MemoryTable extends Construct {
     this.stream = new StreamFunction(this, "stream", {
       context,
       create: createStream,
+      createInvokeViaUrlPermission:
+        props.createStreamUrlInvokePermission ?? DEFAULTS.createStreamUrlInvokePermission,
       functionName: `${name}-stream`,
       image,
       role: { ...roleProps, roleName: roleName("stream") },

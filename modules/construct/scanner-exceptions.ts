@@ -39,7 +39,7 @@ export const SCANNER_EXCEPTIONS = {
   lambdaPublicPermission: {
     rules: ["checkov CKV_AWS_301"],
     resource: "aws_lambda_permission",
-    what: "the stream function's resource policy allows principal * to call lambda:InvokeFunctionUrl (auth type NONE) and lambda:InvokeFunction",
-    why: "what authorization_type NONE means: anyone may reach the URL, and the function authenticates (see CKV_AWS_258). Lambda requires lambda:InvokeFunction as well for function URLs created since October 2025; its condition lambda:InvokedViaFunctionUrl needs the argument invoked_via_function_url, which only 6.x releases of the AWS provider have, and the module supports 5.100, so the statement has no condition and also admits direct Invoke calls from any AWS principal. Those reach the same handler and the same JWT verification as the URL. Turn the stream function off (create_stream_function = false) where no public endpoint may exist",
+    what: "the stream function's resource policy allows principal * to call lambda:InvokeFunctionUrl, with the condition lambda:FunctionUrlAuthType = NONE (function_url_auth_type)",
+    why: "what authorization_type NONE means: anyone may reach the URL, and the function authenticates (see CKV_AWS_258). No statement admits a direct Invoke from another account: Lambda's second statement for URLs created since October 2025 (lambda:InvokeFunction) carries the condition lambda:InvokedViaFunctionUrl and is declared through Cloud Control (aws_cloudcontrolapi_resource), which the scanners do not read. Turn the stream function off (create_stream_function = false) where no public endpoint may exist",
   },
 } as const satisfies Record<string, ScannerException>;

@@ -1212,14 +1212,19 @@ describe("MemoryTable construct: the stream function (synth)", () => {
         function_url_auth_type: "NONE",
         depends_on: [`aws_lambda_function_url.${urlName}`],
       },
-      {
+    ]);
+    // Lambda's second statement, conditioned on the function URL: declared through Cloud Control, as provider
+    // 5.x's aws_lambda_permission cannot set lambda:InvokedViaFunctionUrl.
+    const invokeViaUrl = resourcesOf(synthesized, "aws_cloudcontrolapi_resource").map(
+      ([, resource]) => resource,
+    );
+    expect(invokeViaUrl).toEqual([
+      expect.objectContaining({
         count: 1,
-        statement_id: "AllowInvokeThroughFunctionUrl",
-        action: "lambda:InvokeFunction",
-        function_name: functionName,
-        principal: "*",
+        type_name: "AWS::Lambda::Permission",
+        desired_state: `\${jsonencode({"FunctionName" = ${functionName.slice(2, -1)}, "Action" = "lambda:InvokeFunction", "Principal" = "*", "InvokedViaFunctionUrl" = true})}`,
         depends_on: [expect.stringMatching(/^aws_lambda_permission\..*url_permission/)],
-      },
+      }),
     ]);
     // Invoked synchronously by its URL: no dead-letter queue, no asynchronous invoke configuration.
     expect(streamFunction(synthesized)[1].dead_letter_config).toBeUndefined();
@@ -1389,7 +1394,7 @@ describe("MemoryTable construct: the stream function (synth)", () => {
         "aws_lambda_function",
         "aws_lambda_function_url",
         "aws_lambda_permission",
-        "aws_lambda_permission",
+        "aws_cloudcontrolapi_resource",
       ].sort(),
     );
     for (const { address, config } of streamResources) {

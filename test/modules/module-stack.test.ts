@@ -90,7 +90,7 @@ const STABLE_ADDRESSES = [
   "aws_lambda_function.stream_function",
   "aws_lambda_function_url.stream_url",
   "aws_lambda_permission.stream_url_permission",
-  "aws_lambda_permission.stream_invoke_permission",
+  "aws_cloudcontrolapi_resource.stream_invoke_via_url_permission",
   "aws_cloudwatch_metric_alarm.alarms_stream_function_errors",
   "aws_cloudwatch_metric_alarm.alarms_stream_function_throttles",
   "aws_cloudwatch_metric_alarm.alarms_stream_function_runs_failed",

@@ -63,6 +63,35 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     for (const change of changes) expect(change.change.actions).toEqual(["create"]);
   });
 
+  it("plans no Lambda permission that lets principal * invoke without the function-URL condition", () => {
+    const permissions = changes.filter((change) => change.type === "aws_lambda_permission");
+    expect(permissions.length).toBeGreaterThan(0);
+    const unconditioned = permissions
+      .filter((change) => change.change.after.principal === "*")
+      .filter(
+        (change) =>
+          change.change.after.action !== "lambda:InvokeFunctionUrl" ||
+          change.change.after.function_url_auth_type !== "NONE",
+      )
+      .map((change) => change.address);
+    expect(unconditioned).toEqual([]);
+    // The same for the statements declared through Cloud Control.
+    const viaCloudControl = changes
+      .filter(
+        (change) =>
+          change.type === "aws_cloudcontrolapi_resource" &&
+          change.change.after.type_name === "AWS::Lambda::Permission",
+      )
+      .map(
+        (change) =>
+          JSON.parse(String(change.change.after.desired_state)) as Record<string, unknown>,
+      );
+    expect(viaCloudControl.length).toBeGreaterThan(0);
+    for (const state of viaCloudControl) {
+      expect(state).toMatchObject({ Principal: "*", InvokedViaFunctionUrl: true });
+    }
+  });
+
   it.each(["support", "billing"])("keeps the security bar on planned values (%s)", (key) => {
     const table = one(key, "aws_dynamodb_table");
     expect(table.change.after).toMatchObject({
@@ -465,7 +494,16 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
       .filter((change) => change.change.after.principal === "*")
       .map((change) => change.change.after.action)
       .sort();
-    expect(publicPermissions).toEqual(["lambda:InvokeFunction", "lambda:InvokeFunctionUrl"]);
+    expect(publicPermissions).toEqual(["lambda:InvokeFunctionUrl"]);
+    // Lambda's second statement: to *, only through a function URL (no direct Invoke from any account).
+    const invokeViaUrl = one(key, "aws_cloudcontrolapi_resource");
+    expect(invokeViaUrl.change.after.type_name).toBe("AWS::Lambda::Permission");
+    expect(JSON.parse(String(invokeViaUrl.change.after.desired_state))).toEqual({
+      FunctionName: `agents-${key}-stream`,
+      Action: "lambda:InvokeFunction",
+      Principal: "*",
+      InvokedViaFunctionUrl: true,
+    });
     expect(
       one(
         key,
