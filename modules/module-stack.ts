@@ -14,6 +14,7 @@ import { ALARM_THRESHOLDS, type AlarmThresholds } from "./construct/alarms";
 import { attributeOf } from "./construct/expressions";
 import { MemoryTable } from "./construct/memory-table";
 import { STREAM_URL_INVOKE_STATEMENT_ID } from "./construct/stream";
+import { MODULE_VERSION } from "./version";
 import { DEFAULTS } from "./construct/props";
 import { LOG_LEVELS } from "../src/shared/defaults";
 import {
@@ -239,6 +240,10 @@ export class ModuleStack extends TerraformStack {
       Fn.conditional(this.variables.create_stream_function.value, alarmArns(true), {}),
     ]);
     const outputs: Record<string, [unknown, string]> = {
+      module_version: [
+        MODULE_VERSION,
+        "Release of this module (semantic version; the git tag is v<version>, see CHANGELOG.md)",
+      ],
       dynamodb_table_name: [table.name, "Name of the checkpoint table"],
       dynamodb_table_arn: [table.arn, "ARN of the checkpoint table"],
       dynamodb_table_stream_arn: [

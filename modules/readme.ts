@@ -9,6 +9,7 @@ import { SCANNER_EXCEPTIONS } from "./construct/scanner-exceptions";
 import { secretLikeNames } from "./construct/rules";
 import { STREAM_HANDLER } from "./construct/stream";
 import { MODULE_USAGE, README_EXAMPLES, type ReadmeExample } from "./readme-examples";
+import { MODULE_TAG, MODULE_VERSION } from "./version";
 
 interface VariableBlock {
   type?: string;
@@ -336,6 +337,9 @@ export function renderReadme(document: ModuleDocument): string {
     "streamed Server-Sent Events from a Lambda function URL, the expired-thread cleaner on the table's",
     "stream, and optionally a tenant-scoped role, an ECR repository, a published alias with provisioned concurrency,",
     "and CloudWatch alarms.",
+    "",
+    `Version \`${MODULE_VERSION}\` (git tag \`${MODULE_TAG}\`, output \`module_version\`). What changed in each release, and`,
+    "what to do when upgrading, is in [CHANGELOG.md](../../CHANGELOG.md).",
     "",
     ...example(MODULE_USAGE, "##"),
     "## Examples",
