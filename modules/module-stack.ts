@@ -44,9 +44,11 @@ import {
   SECRET_ARN_PATTERN,
   SECRET_NAME_PATTERNS,
   SECRET_VALUE_PATTERN,
+  SECURITY_GROUP_ID_PATTERN,
   SNS_TOPIC_ARN_PATTERN,
   STATEMENT_ID_PATTERN,
   STREAM_TIMEOUT_SECONDS,
+  SUBNET_ID_PATTERN,
   WEBHOOK_HOST_PATTERN,
   WORKER_TIMEOUT_SECONDS,
 } from "./construct/rules";
@@ -172,6 +174,8 @@ export class ModuleStack extends TerraformStack {
       throttlingRateLimit: v.throttling_rate_limit.numberValue,
       createEcrRepository: v.create_ecr_repository.value,
       createTenantRole: v.create_tenant_role.value,
+      vpcSubnetIds: v.vpc_subnet_ids.listValue,
+      vpcSecurityGroupIds: v.vpc_security_group_ids.listValue,
       rolePath: v.role_path.stringValue,
       rolePermissionsBoundary: v.role_permissions_boundary.stringValue,
       cleanerTimeout: v.cleaner_timeout.numberValue,
@@ -1022,6 +1026,36 @@ const VARIABLES = {
       {
         condition: "alltrue([for value in values(var.alarm_thresholds) : value >= 0])",
         message: "Invalid alarm_thresholds: expected numbers, 0 or more.",
+      },
+    ],
+  },
+  vpc_subnet_ids: {
+    type: "list(string)",
+    description:
+      "Subnets to attach every function to (with vpc_security_group_ids; default none: no VPC). Their roles then get the EC2 network-interface actions Lambda needs, scoped to these subnets and security groups; private subnets without NAT need the VPC endpoints listed in the README",
+    default: [],
+    validation: [
+      {
+        condition: `alltrue([for id in var.vpc_subnet_ids : can(regex(${hcl(SUBNET_ID_PATTERN)}, id))])`,
+        message: "Invalid vpc_subnet_ids: expected subnet ids like subnet-0123456789abcdef0.",
+      },
+      {
+        condition: "(length(var.vpc_subnet_ids) == 0) == (length(var.vpc_security_group_ids) == 0)",
+        message:
+          "Invalid vpc_subnet_ids: expected vpc_subnet_ids and vpc_security_group_ids together (both or neither).",
+      },
+    ],
+  },
+  vpc_security_group_ids: {
+    type: "list(string)",
+    description:
+      "Security groups of the functions in the VPC (with vpc_subnet_ids): egress to 443 of the VPC endpoints (or NAT), no ingress needed",
+    default: [],
+    validation: [
+      {
+        condition: `alltrue([for id in var.vpc_security_group_ids : can(regex(${hcl(SECURITY_GROUP_ID_PATTERN)}, id))])`,
+        message:
+          "Invalid vpc_security_group_ids: expected security group ids like sg-0123456789abcdef0.",
       },
     ],
   },

@@ -168,6 +168,59 @@ function streaming(): string[] {
   ];
 }
 
+function vpc(): string[] {
+  return [
+    "## Functions in a VPC",
+    "",
+    "`vpc_subnet_ids` with `vpc_security_group_ids` (both or neither, ids validated) attach every function: the API",
+    "function, the worker, the stream function and the cleaner. Each role then gets a policy of its own,",
+    "`memory-table-vpc`, with what Lambda needs to manage the functions' network interfaces (the EC2 actions of",
+    "AWSLambdaVPCAccessExecutionRole, scoped): `ec2:CreateNetworkInterface` on this account's network interfaces",
+    "in the region and on the given subnets and security groups (any owner, so a shared VPC's subnets work);",
+    "`ec2:DeleteNetworkInterface`, `ec2:AssignPrivateIpAddresses` and `ec2:UnassignPrivateIpAddresses` on this",
+    "account's network interfaces; `ec2:DescribeNetworkInterfaces` and `ec2:DescribeSubnets` on `*`, as they",
+    "support no resource ARN. The functions wait for that policy, as Lambda checks it when it creates them.",
+    "",
+    "In private subnets without NAT, the functions reach AWS through VPC endpoints (private DNS on, the security",
+    "groups allowing egress to 443):",
+    "",
+    ...renderTable(
+      ["Endpoint", "Type", "Needed by"],
+      [
+        [
+          "`com.amazonaws.<region>.dynamodb`",
+          "gateway",
+          "every function (on the subnets' route tables)",
+        ],
+        [
+          "`com.amazonaws.<region>.lambda`",
+          "interface",
+          "the API and stream functions (they invoke the worker) and the worker (its next legs)",
+        ],
+        [
+          "`com.amazonaws.<region>.secretsmanager`",
+          "interface",
+          "`secrets` with Secrets Manager ARNs",
+        ],
+        ["`com.amazonaws.<region>.ssm`", "interface", "`secrets` with SSM parameter ARNs"],
+        ["`com.amazonaws.<region>.sts`", "interface", "code that assumes the tenant role"],
+        [
+          "`com.amazonaws.<region>.xray`",
+          "interface",
+          "graph code that sends its own trace segments",
+        ],
+      ],
+    ),
+    "",
+    "Not needed: KMS and CloudWatch Logs. The functions never call KMS (DynamoDB, Lambda, SQS, Secrets Manager and",
+    "SSM use the key on their behalf, which is why the roles' KMS grant is scoped with `kms:ViaService`), and Lambda",
+    "delivers their logs outside the VPC. Webhooks (`webhook_allowed_hosts`) and model providers outside AWS need a",
+    "NAT gateway or a proxy. Lambda creates the network interfaces when it creates or updates a function, not per",
+    "invocation, so cold starts stay as they are.",
+    "",
+  ];
+}
+
 function broughtKey(): string[] {
   const groups = Object.values(logGroupNames("<name>"))
     .map((group) => `\`${group}\``)
@@ -349,6 +402,7 @@ export function renderReadme(document: ModuleDocument): string {
     ...environmentGuard(),
     ...backgroundRuns(),
     ...streaming(),
+    ...vpc(),
     ...broughtKey(),
     ...alarms(),
     ...securityDefaults(),

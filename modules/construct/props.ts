@@ -133,6 +133,13 @@ export interface MemoryTableProps {
   readonly alarmSnsTopicArn?: string;
   /** Alarm thresholds (each defaults to ALARM_THRESHOLDS). */
   readonly alarmThresholds?: Partial<AlarmThresholds>;
+  /**
+   * Subnets to attach every function to (with `vpcSecurityGroupIds`; default none: no VPC). The roles then get
+   * the network-interface permissions Lambda needs; private subnets without NAT need VPC endpoints (README).
+   */
+  readonly vpcSubnetIds?: string[];
+  /** Security groups of the functions in the VPC (with `vpcSubnetIds`). */
+  readonly vpcSecurityGroupIds?: string[];
   /** Default `/`. */
   readonly rolePath?: string;
   readonly rolePermissionsBoundary?: string;

@@ -125,6 +125,10 @@ export const ALIAS_NAME_PATTERN = "^[A-Za-z][A-Za-z0-9_-]{0,127}$";
 export const CORS_ORIGIN_PATTERN =
   "^(https://[^*\\s/]+|http://(localhost|127\\.0\\.0\\.1)(:[0-9]{1,5})?)$";
 
+/** A VPC subnet id and a security group id (8 or 17 hex digits). */
+export const SUBNET_ID_PATTERN = "^subnet-([0-9a-f]{8}|[0-9a-f]{17})$";
+export const SECURITY_GROUP_ID_PATTERN = "^sg-([0-9a-f]{8}|[0-9a-f]{17})$";
+
 export const ARCHITECTURES = ["arm64", "x86_64"] as const;
 export type Architecture = (typeof ARCHITECTURES)[number];
 
@@ -331,6 +335,35 @@ export function assertCorsOrigins(value: string[], option = "cors_allow_origins"
         "https origins like https://app.example.com (http only for localhost or 127.0.0.1, never *)",
         origin,
       );
+    }
+  }
+}
+
+/** Subnets and security groups: both or neither, each id well formed (literal values only). */
+export function assertVpc(
+  subnetIds: string[] | undefined,
+  securityGroupIds: string[] | undefined,
+): void {
+  const subnets = subnetIds ?? [];
+  const groups = securityGroupIds ?? [];
+  if (!isLiteral(subnets) || !isLiteral(groups)) return;
+  if ((subnets.length === 0) !== (groups.length === 0)) {
+    throw new InvalidConfigurationError(
+      "vpc_subnet_ids",
+      `expected subnets and security groups together (both or neither), got ${subnets.length} subnets and ${groups.length} security groups`,
+    );
+  }
+  for (const [option, ids, pattern, shape] of [
+    ["vpc_subnet_ids", subnets, SUBNET_ID_PATTERN, "subnet-<8 or 17 hex digits>"],
+    ["vpc_security_group_ids", groups, SECURITY_GROUP_ID_PATTERN, "sg-<8 or 17 hex digits>"],
+  ] as const) {
+    for (const id of ids) {
+      if (isLiteral(id) && !new RegExp(pattern).test(id)) {
+        throw new InvalidConfigurationError(
+          option,
+          `expected ids like ${shape}, got ${JSON.stringify(id)}`,
+        );
+      }
     }
   }
 }

@@ -15,8 +15,8 @@ export const SCANNER_EXCEPTIONS = {
   lambdaInVpc: {
     rules: ["checkov CKV_AWS_117"],
     resource: "aws_lambda_function",
-    what: "the functions are not attached to a VPC",
-    why: "they reach only AWS APIs (DynamoDB, Secrets Manager, SSM, X-Ray), over TLS with IAM; a VPC would add NAT or endpoints and cold-start cost and protect nothing they talk to",
+    what: "the functions are not attached to a VPC by default (vpc_subnet_ids and vpc_security_group_ids attach every one)",
+    why: "they reach only AWS APIs (DynamoDB, KMS, Lambda, Secrets Manager, SSM, X-Ray, CloudWatch Logs), over TLS with IAM; a VPC adds NAT or VPC endpoints and protects nothing they talk to, so it is the choice of an organisation that requires it",
   },
   lambdaCodeSigning: {
     rules: ["checkov CKV_AWS_272"],

@@ -112,7 +112,7 @@ export class StreamFunction extends Construct {
       logGroupName: attributeOf(props.logGroup, "name"),
       logLevel: props.logLevel,
       environment: props.environment,
-      dependsOn: [props.logGroup, this.role.policy],
+      dependsOn: [props.logGroup, ...this.role.policies],
     });
     this.functionName = attributeOf(this.function, "function_name");
     this.functionArn = attributeOf(this.function, "arn");

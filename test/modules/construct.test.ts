@@ -628,6 +628,18 @@ describe("MemoryTable construct (synth)", () => {
       { webhookAllowedHosts: ["https://hooks.example.com"] },
       /^Invalid webhook_allowed_hosts: expected .* \(no scheme: webhooks are posted over https\), got "https:\/\/hooks\.example\.com"$/,
     ],
+    [
+      { vpcSubnetIds: ["subnet-0123456789abcdef0"] },
+      /^Invalid vpc_subnet_ids: expected subnets and security groups together \(both or neither\), got 1 subnets and 0 security groups$/,
+    ],
+    [
+      { vpcSubnetIds: ["subnet-12"], vpcSecurityGroupIds: ["sg-0123456789abcdef0"] },
+      /^Invalid vpc_subnet_ids: expected ids like subnet-<8 or 17 hex digits>, got "subnet-12"$/,
+    ],
+    [
+      { vpcSubnetIds: ["subnet-0123456789abcdef0"], vpcSecurityGroupIds: ["default"] },
+      /^Invalid vpc_security_group_ids: expected ids like sg-<8 or 17 hex digits>, got "default"$/,
+    ],
   ] as [Partial<MemoryTableProps>, RegExp][])(
     "rejects %j before creating anything",
     (props, message) => {
@@ -1418,5 +1430,40 @@ describe("MemoryTable construct: the stream function (synth)", () => {
     ).toHaveLength(16);
     expect(fnName).toMatch(/stream_function/);
     expectSecurityBar(synthesize(build({ createStreamFunction: false }).stack));
+  });
+});
+
+describe("MemoryTable construct: functions in a VPC (synth)", () => {
+  it("attaches every function and gives every role the scoped network-interface actions, only when asked", () => {
+    const subnets = ["subnet-0123456789abcdef0", "subnet-89abcdef"];
+    const groups = ["sg-0123456789abcdef0"];
+    const synthesized = synthesize(
+      build({ vpcSubnetIds: subnets, vpcSecurityGroupIds: groups }).stack,
+    );
+    const functions = resourcesOf(synthesized, "aws_lambda_function");
+    expect(functions).toHaveLength(4);
+    for (const [, fn] of functions) {
+      expect(fn.vpc_config).toEqual({ subnet_ids: subnets, security_group_ids: groups });
+      expect(fn.depends_on).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^aws_iam_role_policy\..*_vpc_/)]),
+      );
+    }
+    const vpcPolicies = resourcesOf(synthesized, "aws_iam_role_policy").filter(
+      ([, policy]) => policy.name === "memory-table-vpc",
+    );
+    expect(vpcPolicies).toHaveLength(4);
+    expect(new Set(vpcPolicies.map(([, policy]) => policy.role)).size).toBe(4);
+    expect(String(vpcPolicies[0]![1].policy)).toContain(":*:subnet/subnet-89abcdef");
+
+    const without = synthesize(build().stack);
+    for (const [, fn] of resourcesOf(without, "aws_lambda_function")) {
+      expect(fn.vpc_config).toBeUndefined();
+      expect(fn.dynamic).toBeUndefined();
+    }
+    expect(
+      resourcesOf(without, "aws_iam_role_policy").filter(
+        ([, policy]) => policy.name === "memory-table-vpc",
+      ),
+    ).toEqual([]);
   });
 });

@@ -400,6 +400,54 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     expect(inModule(key, "aws_ecr_repository")).toHaveLength(1);
   });
 
+  it("attaches every function to the VPC where subnets are given, with scoped network-interface permissions", () => {
+    const functions = inModule("support", "aws_lambda_function");
+    expect(functions).toHaveLength(4);
+    for (const fn of functions) {
+      expect(fn.change.after.vpc_config).toEqual([
+        expect.objectContaining({
+          subnet_ids: ["subnet-0123456789abcdef0", "subnet-0fedcba9876543210"],
+          security_group_ids: ["sg-0123456789abcdef0"],
+        }),
+      ]);
+    }
+    const vpcPolicies = inModule("support", "aws_iam_role_policy").filter(
+      (policy) => policy.change.after.name === "memory-table-vpc",
+    );
+    expect(vpcPolicies).toHaveLength(4);
+    for (const policy of vpcPolicies) {
+      const statements = (
+        JSON.parse(String(policy.change.after.policy)) as {
+          Statement: { Sid: string; Action: string[]; Resource: string | string[] }[];
+        }
+      ).Statement;
+      expect(statements).toEqual([
+        expect.objectContaining({
+          Sid: "VpcCreateNetworkInterface",
+          Action: ["ec2:CreateNetworkInterface"],
+          Resource: [
+            "arn:aws:ec2:eu-west-1:123456789012:network-interface/*",
+            "arn:aws:ec2:eu-west-1:*:subnet/subnet-0123456789abcdef0",
+            "arn:aws:ec2:eu-west-1:*:subnet/subnet-0fedcba9876543210",
+            "arn:aws:ec2:eu-west-1:*:security-group/sg-0123456789abcdef0",
+          ],
+        }),
+        expect.objectContaining({
+          Sid: "VpcManageNetworkInterfaces",
+          Resource: ["arn:aws:ec2:eu-west-1:123456789012:network-interface/*"],
+        }),
+        expect.objectContaining({
+          Sid: "VpcDescribe",
+          Action: ["ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets"],
+          Resource: "*",
+        }),
+      ]);
+    }
+    for (const fn of inModule("billing", "aws_lambda_function")) {
+      expect(fn.change.after.vpc_config).toEqual([]);
+    }
+  });
+
   it("plans every toggle off: none of the optional resources", () => {
     for (const type of [
       "aws_iam_role_policy_attachment",

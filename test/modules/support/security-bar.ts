@@ -485,7 +485,21 @@ export function expectSecurityBar(synthesized: Synthesized): void {
           expect(String(policy.count)).toMatch(/attach_tenant_role_assume_policy|^0$/);
         }
       }
-      if (resourcesOfStatement(statement).includes("*")) expect(statement.Sid).toBe("XRay");
+      // `*` only for actions that support no resource ARN: X-Ray's, and the two EC2 reads of a VPC attachment.
+      if (resourcesOfStatement(statement).includes("*")) {
+        expect(["XRay", "VpcDescribe"]).toContain(statement.Sid);
+        if (statement.Sid === "VpcDescribe") {
+          expect(actionsOf(statement)).toEqual([
+            "ec2:DescribeNetworkInterfaces",
+            "ec2:DescribeSubnets",
+          ]);
+        }
+      }
+      // A VPC's network interfaces: created in the given subnets and groups, managed in this account only.
+      if (actionsOf(statement).some((action) => action.startsWith("ec2:"))) {
+        expect(policy.name).toBe("memory-table-vpc");
+        expect(String(policy.count ?? "")).toMatch(/vpc_subnet_ids|^1$/);
+      }
       for (const resource of resourcesOfStatement(statement)) {
         expect(resource).not.toMatch(/\/index\/\*$/);
       }
