@@ -336,6 +336,11 @@ function securityDefaults(): string[] {
     "",
     ...renderTable(["Rules", "Resource", "What", "Why"], rows),
     "",
+    "The same exceptions ship in this folder as the files the scanners read, each rule id with its resource and",
+    "reason: `.checkov.yaml` (`skip-check`; `checkov -d .` from here, or `--config-file`), `kics.config`",
+    "(`exclude-queries`; read from the scanned path's root, or `--config`) and `.trivyignore` (no trivy rule fails;",
+    "`--ignorefile`). A test keeps them, this table and the module in step.",
+    "",
   ];
 }
 
