@@ -981,7 +981,7 @@ const VARIABLES = {
   create_alarms: {
     type: "bool",
     description:
-      "Create CloudWatch alarms: API 5xx rate, function errors and throttles, failed and timed-out runs, the cleaner's iterator age, the on-failure queue's depth, DynamoDB throttles (thresholds in alarm_thresholds)",
+      "Create CloudWatch alarms: API 5xx rate and p99 latency, function errors, throttles and concurrency near the reserved limit, API function and cleaner duration near the timeout, the stream URL's 5xx rate, failed and timed-out runs, the cleaner's iterator age, the on-failure queues, DynamoDB throttles (thresholds in alarm_thresholds). Requires a topic for them to notify: create_alarm_topic = true or alarm_sns_topic_arn",
     default: false,
   },
   create_alarm_topic: {
@@ -1011,6 +1011,14 @@ const VARIABLES = {
           "var.alarm_sns_topic_arn == null || (var.create_alarms && !var.create_alarm_topic)",
         message:
           "Invalid alarm_sns_topic_arn: expected it with create_alarms = true and without create_alarm_topic.",
+      },
+      {
+        // Here, not on create_alarms: create_alarm_topic's rule reads create_alarms, and validations may not
+        // read each other in a cycle.
+        condition:
+          "!var.create_alarms || var.create_alarm_topic || var.alarm_sns_topic_arn != null",
+        message:
+          "Invalid alarm_sns_topic_arn: expected a topic for the alarms of create_alarms = true (this ARN, or create_alarm_topic = true): alarms without actions notify nobody.",
       },
     ],
   },

@@ -272,7 +272,11 @@ function alarms(): string[] {
   return [
     "## Alarms",
     "",
-    "With `create_alarms = true`: the HTTP API's 5xx rate; errors and throttles of every function; failed and",
+    "With `create_alarms = true`, which requires a topic to notify (`create_alarm_topic = true` or",
+    "`alarm_sns_topic_arn`: alarms without actions would notify nobody, so the plan refuses them): the HTTP API's",
+    "5xx rate and p99 latency; errors, throttles and concurrency near the reserved limit of every function; the",
+    "duration of the API function and the cleaner near their timeout (the worker and the stream function run to",
+    "their deadline by design); the 5xx rate of the stream function's URL; failed and",
     "timed-out graph runs of every function that runs graphs, the API, worker and stream functions (metric filters on",
     "its log group count the runtime's metric lines, so each deployment and function has its own metric,",
     "`MemoryTable/<function name>`; in the worker a leg that reaches its deadline hands over to a next one and",

@@ -7,7 +7,7 @@ import { SqsQueue } from "@cdktf/provider-aws/lib/sqs-queue";
 import { DYNAMODB_CLEANER_ACTIONS, DYNAMODB_ITEM_ACTIONS } from "../../src/table/iam-actions";
 import { InvalidConfigurationError } from "../../src/shared/errors";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
-import { Alarms, ALARM_THRESHOLDS, type AlarmThresholds } from "./alarms";
+import { Alarms, ALARM_THRESHOLDS, type AlarmThresholds, type FunctionLimits } from "./alarms";
 import { HttpApi } from "./api";
 import { createCleanerTrigger } from "./cleaner";
 import { UserPool } from "./cognito";
@@ -458,12 +458,39 @@ export class MemoryTable extends Construct {
       apiId: this.httpApi.api.id,
       graphFunctions: this.graphFunctions,
       cleanerFunction: this.cleanerFunction,
+      functionLimits: functionLimits(props),
       deadLetterQueueName: this.deadLetterQueue.name,
       workerFailureQueueName: this.worker.failureQueue.name,
       tableName: table.name,
       tags: tags(props.alarmTags),
     });
   }
+}
+
+/** What the duration and concurrency alarms compare with, by function id. */
+function functionLimits(props: MemoryTableProps): Record<string, FunctionLimits> {
+  return {
+    function: {
+      timeout: props.timeout ?? DEFAULTS.timeout,
+      reservedConcurrentExecutions:
+        props.reservedConcurrentExecutions ?? DEFAULTS.reservedConcurrentExecutions,
+    },
+    worker_function: {
+      timeout: props.workerTimeout ?? DEFAULTS.workerTimeout,
+      reservedConcurrentExecutions:
+        props.workerReservedConcurrentExecutions ?? DEFAULTS.workerReservedConcurrentExecutions,
+    },
+    stream_function: {
+      timeout: props.streamTimeout ?? DEFAULTS.streamTimeout,
+      reservedConcurrentExecutions:
+        props.streamReservedConcurrentExecutions ?? DEFAULTS.streamReservedConcurrentExecutions,
+    },
+    cleaner_function: {
+      timeout: props.cleanerTimeout ?? DEFAULTS.cleanerTimeout,
+      reservedConcurrentExecutions:
+        props.cleanerReservedConcurrentExecutions ?? DEFAULTS.cleanerReservedConcurrentExecutions,
+    },
+  };
 }
 
 function alarmThresholds(given: Partial<AlarmThresholds> | undefined): AlarmThresholds {
@@ -679,6 +706,12 @@ function assertAlarms(props: MemoryTableProps): void {
     throw new InvalidConfigurationError(
       "alarm_sns_topic_arn",
       `expected none with create_alarm_topic (the alarms notify the created topic), got ${JSON.stringify(topic)}`,
+    );
+  }
+  if (props.createAlarms === true && props.createAlarmTopic !== true && topic === undefined) {
+    throw new InvalidConfigurationError(
+      "create_alarms",
+      "expected an alarm topic with it (create_alarm_topic = true, or alarm_sns_topic_arn): alarms without actions notify nobody, got none",
     );
   }
   const alarmsOff = props.createAlarms === undefined || props.createAlarms === false;

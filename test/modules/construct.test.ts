@@ -536,7 +536,7 @@ describe("MemoryTable construct (synth)", () => {
       /^Invalid alarm_sns_topic_arn: expected a standard SNS topic ARN/,
     ],
     [
-      { createAlarms: true, alarmThresholds: { runsFailed: -1 } },
+      { createAlarms: true, createAlarmTopic: true, alarmThresholds: { runsFailed: -1 } },
       /^Invalid alarm_thresholds: expected runsFailed to be a number, 0 or more, got -1$/,
     ],
     [{ corsAllowOrigins: ["*"] }, /^Invalid cors_allow_origins: expected https origins like/],
@@ -627,6 +627,10 @@ describe("MemoryTable construct (synth)", () => {
     [
       { webhookAllowedHosts: ["https://hooks.example.com"] },
       /^Invalid webhook_allowed_hosts: expected .* \(no scheme: webhooks are posted over https\), got "https:\/\/hooks\.example\.com"$/,
+    ],
+    [
+      { createAlarms: true },
+      /^Invalid create_alarms: expected an alarm topic with it \(create_alarm_topic = true, or alarm_sns_topic_arn\): alarms without actions notify nobody, got none$/,
     ],
     [
       { vpcSubnetIds: ["subnet-0123456789abcdef0"] },
@@ -849,7 +853,7 @@ describe("MemoryTable construct: what a graph needs, alarms, published versions 
         (_, id: string) => functionNames[id]!,
       ),
     );
-    expect(alarmNames.sort()).toEqual(
+    expect([...alarmNames].sort()).toEqual(
       [
         "agents-api-5xx-rate",
         "agents-errors",
@@ -871,8 +875,36 @@ describe("MemoryTable construct: what a graph needs, alarms, published versions 
         "agents-cleaner-iterator-age",
         "agents-dead-letter-queue",
         "agents-dynamodb-throttles",
+        // Near a limit: the API's p99 latency, each function's reserved concurrency, the timeout of the
+        // functions that should never run long, and the stream URL's 5xx rate.
+        "agents-api-latency",
+        "agents-concurrency",
+        "agents-worker-concurrency",
+        "agents-stream-concurrency",
+        "agents-cleaner-concurrency",
+        "agents-duration",
+        "agents-cleaner-duration",
+        "agents-stream-url-5xx-rate",
       ].sort(),
     );
+    const byName = (name: string) => alarms[alarmNames.indexOf(name)]![1];
+    // Defaults: 90 % of the API function's 29 s, 80 % of its 50 reserved; p99 over 10 s.
+    expect(byName("agents-duration")).toMatchObject({
+      metric_name: "Duration",
+      statistic: "Maximum",
+      threshold: 26_100,
+    });
+    expect(byName("agents-concurrency")).toMatchObject({
+      metric_name: "ConcurrentExecutions",
+      statistic: "Maximum",
+      threshold: 40,
+    });
+    expect(byName("agents-api-latency")).toMatchObject({
+      namespace: "AWS/ApiGateway",
+      metric_name: "Latency",
+      extended_statistic: "p99",
+      threshold: 10_000,
+    });
     for (const [, alarm] of alarms) {
       expect(alarm).toMatchObject({
         count: 1,
@@ -923,7 +955,7 @@ describe("MemoryTable construct: what a graph needs, alarms, published versions 
   });
 
   it("counts failed and timed-out runs from the runtime's own metric line, per function", () => {
-    const synthesized = synthesize(build({ createAlarms: true }).stack);
+    const synthesized = synthesize(build({ createAlarms: true, createAlarmTopic: true }).stack);
     const lines: Record<string, Record<string, unknown>> = {};
     const metrics = (outcome: "failed" | "deadline") =>
       new RunMetrics((line) => (lines[outcome] = JSON.parse(line) as Record<string, unknown>));
@@ -1149,6 +1181,7 @@ describe("MemoryTable construct: the background-run worker (synth)", () => {
     const synthesized = synthesize(
       build({
         createAlarms: true,
+        createAlarmTopic: true,
         alarmThresholds: { workerFailedJobs: 2, workerFailureQueueAgeSeconds: 900 },
       }).stack,
     );
@@ -1370,6 +1403,7 @@ describe("MemoryTable construct: the stream function (synth)", () => {
       build({
         createStreamFunction: false,
         createAlarms: true,
+        createAlarmTopic: true,
         createTenantRole: true,
         attachTenantRoleAssumePolicy: true,
         secrets: {
@@ -1395,6 +1429,9 @@ describe("MemoryTable construct: the stream function (synth)", () => {
         "aws_cloudwatch_log_metric_filter",
         "aws_cloudwatch_metric_alarm",
         "aws_cloudwatch_metric_alarm",
+        "aws_cloudwatch_metric_alarm",
+        "aws_cloudwatch_metric_alarm",
+        // Its concurrency near the reserved limit, its URL's 5xx rate.
         "aws_cloudwatch_metric_alarm",
         "aws_cloudwatch_metric_alarm",
         "aws_iam_role",
@@ -1427,7 +1464,7 @@ describe("MemoryTable construct: the stream function (synth)", () => {
       resourcesOf(synthesized, "aws_cloudwatch_metric_alarm").filter(
         ([, alarm]) => alarm.count === 1,
       ),
-    ).toHaveLength(16);
+    ).toHaveLength(22);
     expect(fnName).toMatch(/stream_function/);
     expectSecurityBar(synthesize(build({ createStreamFunction: false }).stack));
   });

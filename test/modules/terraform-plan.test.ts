@@ -388,7 +388,7 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
 
     const alarms = inModule(key, "aws_cloudwatch_metric_alarm");
     // 16, and the stream function's errors, throttles, failed and timed-out runs.
-    expect(alarms).toHaveLength(20);
+    expect(alarms).toHaveLength(28);
     for (const alarm of alarms) {
       expect(String(alarm.change.after.alarm_name)).toMatch(/^agents-support-/);
       expect(alarm.change.after.tags).toEqual({ team: key });
