@@ -40,6 +40,8 @@ import {
   NAME_PATTERN,
   PARAMETER_ARN_PATTERN,
   POLICY_ARN_PATTERN,
+  RESERVED_NAME_ENDING_PATTERN,
+  RESERVED_NAME_ENDING_RULE,
   RESERVED_NAME_PATTERN,
   SECRET_ARN_PATTERN,
   SECRET_NAME_PATTERNS,
@@ -439,12 +441,16 @@ const VARIABLES = {
   name: {
     type: "string",
     description:
-      "Prefix of every resource name: 3-40 lowercase letters, digits or hyphens, starting with a letter",
+      "Prefix of every resource name: 3-40 lowercase letters, digits or hyphens, starting with a letter, not ending in -cleaner, -dynamodb, -stream or -worker (names of another instance's resources)",
     validation: [
       {
         condition: `can(regex(${hcl(NAME_PATTERN)}, var.name))`,
         message:
           "Invalid name: expected 3-40 lowercase letters, digits or hyphens, starting with a letter.",
+      },
+      {
+        condition: `!can(regex(${hcl(RESERVED_NAME_ENDING_PATTERN)}, var.name))`,
+        message: `Invalid name: expected ${RESERVED_NAME_ENDING_RULE}.`,
       },
     ],
   },

@@ -125,6 +125,16 @@ export const ALIAS_NAME_PATTERN = "^[A-Za-z][A-Za-z0-9_-]{0,127}$";
 export const CORS_ORIGIN_PATTERN =
   "^(https://[^*\\s/]+|http://(localhost|127\\.0\\.0\\.1)(:[0-9]{1,5})?)$";
 
+/**
+ * Endings a name may not have: the module names resources `<name><suffix>`, and an instance named `x-worker` would
+ * take names of instance `x` (its worker function and log group `x-worker`, its alarms `x-worker-errors`...;
+ * `x-dynamodb-throttles` is both x's table alarm and x-dynamodb's throttles alarm). A test derives this list from
+ * the synthesized module's names, so it cannot fall behind a new resource.
+ */
+export const RESERVED_NAME_ENDINGS = ["-cleaner", "-dynamodb", "-stream", "-worker"] as const;
+export const RESERVED_NAME_ENDING_PATTERN = `(${RESERVED_NAME_ENDINGS.join("|")})$`;
+export const RESERVED_NAME_ENDING_RULE = `a name not ending in ${RESERVED_NAME_ENDINGS.join(", ")} (another instance's resources use those names: x-worker would collide with instance x's worker)`;
+
 /** A VPC subnet id and a security group id (8 or 17 hex digits). */
 export const SUBNET_ID_PATTERN = "^subnet-([0-9a-f]{8}|[0-9a-f]{17})$";
 export const SECURITY_GROUP_ID_PATTERN = "^sg-([0-9a-f]{8}|[0-9a-f]{17})$";
@@ -149,6 +159,9 @@ const literalEntries = <T>(value: Record<string, T> | undefined): [string, T][] 
 export function assertName(value: string): void {
   if (isLiteral(value) && !new RegExp(NAME_PATTERN).test(value)) {
     reject("name", "3-40 lowercase letters, digits or hyphens, starting with a letter", value);
+  }
+  if (isLiteral(value) && new RegExp(RESERVED_NAME_ENDING_PATTERN).test(value)) {
+    reject("name", RESERVED_NAME_ENDING_RULE, value);
   }
 }
 
