@@ -44,6 +44,8 @@ import {
   RESERVED_NAME_ENDING_RULE,
   RESERVED_NAME_PATTERN,
   SECRET_ARN_PATTERN,
+  SECRET_ARN_SHAPE,
+  SECRET_ARN_SUFFIX_RULE,
   SECRET_NAME_PATTERNS,
   SECRET_VALUE_PATTERN,
   SECURITY_GROUP_ID_PATTERN,
@@ -52,6 +54,7 @@ import {
   STREAM_TIMEOUT_SECONDS,
   SUBNET_ID_PATTERN,
   WEBHOOK_HOST_PATTERN,
+  WILDCARD_ON_WILDCARD_RULE,
   WORKER_TIMEOUT_SECONDS,
 } from "./construct/rules";
 
@@ -709,9 +712,13 @@ const VARIABLES = {
         message: "Invalid secrets: expected names not also given in environment.",
       },
       {
-        condition: `alltrue([for arn in values(var.secrets) : can(regex(${hcl(SECRET_ARN_PATTERN)}, arn)) || can(regex(${hcl(PARAMETER_ARN_PATTERN)}, arn))])`,
+        condition: `alltrue([for arn in values(var.secrets) : can(regex(${hcl(SECRET_ARN_SHAPE)}, arn)) || can(regex(${hcl(PARAMETER_ARN_PATTERN)}, arn))])`,
         message:
           "Invalid secrets: expected ARNs of Secrets Manager secrets (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<suffix>) or SSM parameters (arn:aws:ssm:<region>:<account>:parameter/<name>).",
+      },
+      {
+        condition: `alltrue([for arn in values(var.secrets) : !can(regex(${hcl(SECRET_ARN_SHAPE)}, arn)) || can(regex(${hcl(SECRET_ARN_PATTERN)}, arn))])`,
+        message: `Invalid secrets: expected ${SECRET_ARN_SUFFIX_RULE}.`,
       },
     ],
   },
@@ -756,6 +763,11 @@ const VARIABLES = {
         condition:
           "alltrue([for statement in values(var.graph_policy_statements) : length(statement.resources) > 0])",
         message: "Invalid graph_policy_statements: expected at least one resource per statement.",
+      },
+      {
+        condition:
+          'alltrue([for statement in values(var.graph_policy_statements) : statement.effect == "Deny" || !contains(statement.resources, "*") || alltrue([for action in statement.actions : !strcontains(action, "*")])])',
+        message: `Invalid graph_policy_statements: expected ${WILDCARD_ON_WILDCARD_RULE}.`,
       },
     ],
   },

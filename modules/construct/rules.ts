@@ -103,9 +103,22 @@ export const AUTH_ENVIRONMENT_NAMES: readonly string[] = [
 ];
 export const AUTH_ENVIRONMENT_RULE = `none of ${AUTH_ENVIRONMENT_NAMES.join(", ")} (the module sets them from the authorizer's issuer and audiences: the created user pool, or jwt_issuer and jwt_audience)`;
 
-/** A Secrets Manager secret, by its full ARN (with the six-character suffix Secrets Manager adds). */
-export const SECRET_ARN_PATTERN =
+/** Any Secrets Manager secret ARN, complete or partial. */
+export const SECRET_ARN_SHAPE =
   "^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+$";
+/**
+ * A Secrets Manager secret by its complete ARN: with the `-` and six characters Secrets Manager appends to the
+ * name. A partial ARN (without them) matches no secret in an IAM policy's Resource, so the functions would be
+ * denied GetSecretValue at cold start.
+ */
+export const SECRET_ARN_PATTERN =
+  "^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$";
+export const SECRET_ARN_SUFFIX_RULE =
+  "complete Secrets Manager ARNs, ending in the - and six characters Secrets Manager appends to the name (…:secret:<name>-AbCdEf, as the console and the secret's arn attribute give it): a partial ARN matches no secret in the functions' IAM policy";
+
+/** An Allow statement may not pair a wildcard action (s3:*, s3:Get*) with the resource `*`. */
+export const WILDCARD_ON_WILDCARD_RULE =
+  "no Allow statement with a wildcard action (like s3:*) on resource *: name the actions, or the resources";
 /** An SSM Parameter Store parameter, by ARN (`parameter/<name without its leading slash>`). */
 export const PARAMETER_ARN_PATTERN =
   "^arn:aws[a-z-]*:ssm:[a-z0-9-]+:[0-9]{12}:parameter/[A-Za-z0-9/_.-]+$";
@@ -263,7 +276,14 @@ export function assertSecrets(
     }
     if (
       isLiteral(arn) &&
-      !new RegExp(SECRET_ARN_PATTERN).test(arn) &&
+      new RegExp(SECRET_ARN_SHAPE).test(arn) &&
+      !new RegExp(SECRET_ARN_PATTERN).test(arn)
+    ) {
+      reject("secrets", SECRET_ARN_SUFFIX_RULE, arn);
+    }
+    if (
+      isLiteral(arn) &&
+      !new RegExp(SECRET_ARN_SHAPE).test(arn) &&
       !new RegExp(PARAMETER_ARN_PATTERN).test(arn)
     ) {
       reject(
@@ -327,6 +347,14 @@ export function assertGraphPolicyStatements(
     }
     if (isLiteral(statement.resources) && statement.resources.length === 0) {
       reject("graph_policy_statements", `at least one resource in ${sid}`, statement.resources);
+    }
+    const resources = isLiteral(statement.resources) ? statement.resources : [];
+    if (
+      effect === "Allow" &&
+      resources.includes("*") &&
+      actions.some((action) => isLiteral(action) && action.includes("*"))
+    ) {
+      reject("graph_policy_statements", `${WILDCARD_ON_WILDCARD_RULE} (${sid})`, actions);
     }
   }
 }

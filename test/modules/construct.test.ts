@@ -629,6 +629,18 @@ describe("MemoryTable construct (synth)", () => {
       /^Invalid webhook_allowed_hosts: expected .* \(no scheme: webhooks are posted over https\), got "https:\/\/hooks\.example\.com"$/,
     ],
     [
+      {
+        secrets: {
+          OPENAI_API_KEY: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:agents/openai",
+        },
+      },
+      /^Invalid secrets: expected complete Secrets Manager ARNs, ending in the - and six characters .*, got "arn:aws:secretsmanager:eu-west-1:123456789012:secret:agents\/openai"$/,
+    ],
+    [
+      { graphPolicyStatements: { ReadAll: { actions: ["s3:*"], resources: ["*"] } } },
+      /^Invalid graph_policy_statements: expected no Allow statement with a wildcard action \(like s3:\*\) on resource \*: name the actions, or the resources \(ReadAll\), got \["s3:\*"\]$/,
+    ],
+    [
       { createAlarms: true },
       /^Invalid create_alarms: expected an alarm topic with it \(create_alarm_topic = true, or alarm_sns_topic_arn\): alarms without actions notify nobody, got none$/,
     ],
