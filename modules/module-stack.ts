@@ -10,7 +10,11 @@ import {
   Token,
 } from "./cdktf";
 import { AwsProvider } from "@cdktf/provider-aws/lib/provider";
-import { ALARM_THRESHOLDS, type AlarmThresholds } from "./construct/alarms";
+import {
+  ALARM_THRESHOLDS,
+  PROVISIONED_SPILLOVER_ALARM,
+  type AlarmThresholds,
+} from "./construct/alarms";
 import { attributeOf } from "./construct/expressions";
 import { MemoryTable } from "./construct/memory-table";
 import { STREAM_URL_INVOKE_STATEMENT_ID } from "./construct/stream";
@@ -238,15 +242,28 @@ export class ModuleStack extends TerraformStack {
     const api = m.httpApi;
     const version = m.apiVersion;
     // The stream function's alarms only with it: without, their ARNs would be nulls in the map.
-    const alarmArns = (stream: boolean) =>
+    // And the provisioned-concurrency alarm only with provisioned concurrency.
+    const v = this.variables;
+    const group = (id: string) =>
+      id.startsWith("stream_function_")
+        ? "stream"
+        : id === PROVISIONED_SPILLOVER_ALARM
+          ? "provisioned"
+          : "always";
+    const alarmArns = (kind: string) =>
       Object.fromEntries(
         Object.entries(m.alarms.alarms)
-          .filter(([id]) => id.startsWith("stream_function_") === stream)
+          .filter(([id]) => group(id) === kind)
           .map(([id, alarm]) => [id, attributeOf(alarm, "arn")]),
       );
     const alarms = Fn.merge([
-      alarmArns(false),
-      Fn.conditional(this.variables.create_stream_function.value, alarmArns(true), {}),
+      alarmArns("always"),
+      Fn.conditional(v.create_stream_function.value, alarmArns("stream"), {}),
+      Fn.conditional(
+        Op.and(v.publish.value, Op.gte(v.provisioned_concurrent_executions.value, 1)),
+        alarmArns("provisioned"),
+        {},
+      ),
     ]);
     const outputs: Record<string, [unknown, string]> = {
       module_version: [

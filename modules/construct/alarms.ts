@@ -97,6 +97,12 @@ export const ALARM_THRESHOLDS = {
     default: 10000,
     description: "99th percentile of the HTTP API's latency in 5 minutes, milliseconds",
   },
+  provisionedConcurrencySpillover: {
+    variable: "provisioned_concurrency_spillover",
+    default: 1,
+    description:
+      "invocations of the API function's alias that found no provisioned environment (cold starts provisioned concurrency was meant to spare) in 5 minutes",
+  },
   streamUrl5xxRatePercent: {
     variable: "stream_url_5xx_rate_percent",
     default: 5,
@@ -126,6 +132,9 @@ export interface FunctionLimits {
   reservedConcurrentExecutions: number;
 }
 
+/** Id of the alarm that exists only with provisioned concurrency. */
+export const PROVISIONED_SPILLOVER_ALARM = "function_provisioned_spillover";
+
 /** The functions whose duration alarms: the others run to their deadline by design. */
 export const DURATION_ALARM_FUNCTIONS = ["function", "cleaner_function"];
 
@@ -143,6 +152,8 @@ export interface AlarmsProps {
   functionLimits: Record<string, FunctionLimits>;
   deadLetterQueueName: string;
   workerFailureQueueName: string;
+  /** The API function's alias with provisioned concurrency (`enabled`: publish and a concurrency of 1 or more). */
+  provisionedAlias: { enabled: Flag; aliasName: string };
   tableName: string;
   tags: Record<string, string>;
 }
@@ -317,6 +328,26 @@ export class Alarms extends Construct {
           dimensions: { FunctionName: functionName },
         },
         count,
+      );
+    }
+    const provisioned = props.provisionedAlias;
+    if (provisioned.enabled !== false) {
+      const apiFunction = props.graphFunctions.find((graph) => graph.id === "function")!;
+      this.alarm(
+        PROVISIONED_SPILLOVER_ALARM,
+        {
+          name: `${apiFunction.functionName}-provisioned-spillover`,
+          description: `Invocations of the alias beyond its provisioned concurrency at or above ${thresholds.provisionedConcurrencySpillover} in 5 minutes (raise provisioned_concurrent_executions)`,
+          threshold: thresholds.provisionedConcurrencySpillover,
+          namespace: "AWS/Lambda",
+          metricName: "ProvisionedConcurrencySpilloverInvocations",
+          statistic: "Sum",
+          dimensions: {
+            FunctionName: apiFunction.functionName,
+            Resource: `${apiFunction.functionName}:${provisioned.aliasName}`,
+          },
+        },
+        this.countWith(provisioned.enabled),
       );
     }
     this.alarm("api_latency", {

@@ -12,7 +12,7 @@ import { HttpApi } from "./api";
 import { createCleanerTrigger } from "./cleaner";
 import { UserPool } from "./cognito";
 import { Repository } from "./ecr";
-import { attributeOf, choose, countIf, Flag } from "./expressions";
+import { attributeOf, both, choose, countIf, Flag } from "./expressions";
 import {
   createDeadLetterQueue,
   createImageFunction,
@@ -459,12 +459,23 @@ export class MemoryTable extends Construct {
       graphFunctions: this.graphFunctions,
       cleanerFunction: this.cleanerFunction,
       functionLimits: functionLimits(props),
+      provisionedAlias: {
+        enabled: both(props.publish ?? false, provisionedConcurrency(props)),
+        aliasName: props.aliasName ?? DEFAULTS.aliasName,
+      },
       deadLetterQueueName: this.deadLetterQueue.name,
       workerFailureQueueName: this.worker.failureQueue.name,
       tableName: table.name,
       tags: tags(props.alarmTags),
     });
   }
+}
+
+/** Whether the alias gets provisioned concurrency (1 or more), known now or at plan. */
+function provisionedConcurrency(props: MemoryTableProps): Flag {
+  const concurrency =
+    props.provisionedConcurrentExecutions ?? DEFAULTS.provisionedConcurrentExecutions;
+  return isLiteral(concurrency) ? concurrency > 0 : Op.gte(concurrency, 1);
 }
 
 /** What the duration and concurrency alarms compare with, by function id. */

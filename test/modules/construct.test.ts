@@ -911,6 +911,8 @@ describe("MemoryTable construct: what a graph needs, alarms, published versions 
       statistic: "Maximum",
       threshold: 40,
     });
+    // Provisioned concurrency off (a literal): no spillover alarm at all.
+    expect(alarmNames).not.toContain("agents-provisioned-spillover");
     expect(byName("agents-api-latency")).toMatchObject({
       namespace: "AWS/ApiGateway",
       metric_name: "Latency",

@@ -93,6 +93,7 @@ const STABLE_ADDRESSES = [
   "aws_cloudcontrolapi_resource.stream_invoke_via_url_permission",
   "aws_iam_role_policy.cleaner_role_vpc",
   "aws_cloudwatch_metric_alarm.alarms_api_latency",
+  "aws_cloudwatch_metric_alarm.alarms_function_provisioned_spillover",
   "aws_cloudwatch_metric_alarm.alarms_function_concurrency",
   "aws_cloudwatch_metric_alarm.alarms_function_duration",
   "aws_cloudwatch_metric_alarm.alarms_worker_function_concurrency",

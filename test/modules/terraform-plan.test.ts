@@ -388,7 +388,13 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
 
     const alarms = inModule(key, "aws_cloudwatch_metric_alarm");
     // 16, and the stream function's errors, throttles, failed and timed-out runs.
-    expect(alarms).toHaveLength(28);
+    // With provisioned concurrency: its spillover alarm too.
+    expect(alarms).toHaveLength(29);
+    expect(
+      one(key, "aws_cloudwatch_metric_alarm", (alarm) =>
+        alarm.address.includes("alarms_function_provisioned_spillover"),
+      ).change.after.dimensions,
+    ).toEqual({ FunctionName: "agents-support", Resource: "agents-support:live" });
     for (const alarm of alarms) {
       expect(String(alarm.change.after.alarm_name)).toMatch(/^agents-support-/);
       expect(alarm.change.after.tags).toEqual({ team: key });
