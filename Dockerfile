@@ -45,10 +45,14 @@ RUN npm run build:image && chmod -R a=rX dist/image
 # Same base (Debian bookworm slim, whose apt and dpkg stay) with no compilers and no Node package managers:
 # Node, tini, the bundled handlers and the runtime interface client.
 FROM ${NODE_IMAGE} AS runtime
-# npm, npx, corepack and yarn come with the base image; nothing here runs them. Removed in a layer of its own,
+# npm, npx, corepack and yarn come with the base image; nothing here runs them. Nor does anything read Node's C
+# headers (/usr/local/include, 65 MB: node-gyp needs them in the build stage only), its docs, man page and
+# SystemTap tapset, or the tarball's CHANGELOG and README (its LICENSE stays). Removed in a layer of their own,
 # they are gone from the container's filesystem, not from the base layer's download.
 RUN rm -rf /usr/local/lib/node_modules /opt/yarn-* \
-    && rm -f /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg
+        /usr/local/include /usr/local/share/doc /usr/local/share/man /usr/local/share/systemtap \
+    && rm -f /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg \
+        /usr/local/CHANGELOG.md /usr/local/README.md
 # Lambda runs the image as a generated non-root user with only /tmp writable: HOME lives there.
 ENV LAMBDA_TASK_ROOT=/var/task \
     NODE_ENV=production \

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { build } from "esbuild";
+import { build, type Plugin } from "esbuild";
 import { BOOTSTRAP_FILE, buildImage, REPO_ROOT, RIC_DIR } from "../scripts/build-image";
 import { createLocalClient, createTestTable, deleteTestTable } from "../test/support/dynamodb";
 import { apiGatewayEvent } from "../test/image/events";
@@ -107,8 +107,23 @@ export default async function image(context: BenchContext): Promise<void> {
   }
 }
 
+/**
+ * Packages stay external (Node resolves them from node_modules at init), except their JSON files: the source
+ * imports `@langchain/langgraph/package.json` without `with { type: "json" }`, which esbuild's bundle inlines but
+ * an external ESM import of it fails at init on Node 22 (ERR_IMPORT_ATTRIBUTE_MISSING). Inlining a JSON file
+ * changes nothing the comparison measures: both variants then load every module of code the same way.
+ */
+export const externalPackagesButJson: Plugin = {
+  name: "external-packages-but-json",
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.path.endsWith(".json") ? undefined : { path: args.path, external: true },
+    );
+  },
+};
+
 /** The same entry, with every package left to Node's resolver (node_modules), plus the same bootstrap and client. */
-async function buildUnbundled(bundledDir: string, outDir: string): Promise<void> {
+export async function buildUnbundled(bundledDir: string, outDir: string): Promise<void> {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   await build({
@@ -116,7 +131,7 @@ async function buildUnbundled(bundledDir: string, outDir: string): Promise<void>
     outdir: outDir,
     outExtension: { ".js": ".mjs" },
     bundle: true,
-    packages: "external",
+    plugins: [externalPackagesButJson],
     platform: "node",
     target: "node22",
     format: "esm",

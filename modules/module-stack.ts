@@ -1,6 +1,7 @@
 import { Construct, Node } from "constructs";
 import {
   Fn,
+  Op,
   propertyAccess,
   TerraformElement,
   TerraformOutput,
@@ -9,9 +10,15 @@ import {
   Token,
 } from "./cdktf";
 import { AwsProvider } from "@cdktf/provider-aws/lib/provider";
-import { ALARM_THRESHOLDS, type AlarmThresholds } from "./construct/alarms";
+import {
+  ALARM_THRESHOLDS,
+  PROVISIONED_SPILLOVER_ALARM,
+  type AlarmThresholds,
+} from "./construct/alarms";
 import { attributeOf } from "./construct/expressions";
 import { MemoryTable } from "./construct/memory-table";
+import { STREAM_URL_INVOKE_STATEMENT_ID } from "./construct/stream";
+import { MODULE_VERSION } from "./version";
 import { DEFAULTS } from "./construct/props";
 import { LOG_LEVELS } from "../src/shared/defaults";
 import {
@@ -37,23 +44,30 @@ import {
   NAME_PATTERN,
   PARAMETER_ARN_PATTERN,
   POLICY_ARN_PATTERN,
+  RESERVED_NAME_ENDING_PATTERN,
+  RESERVED_NAME_ENDING_RULE,
   RESERVED_NAME_PATTERN,
   SECRET_ARN_PATTERN,
+  SECRET_ARN_SHAPE,
+  SECRET_ARN_SUFFIX_RULE,
   SECRET_NAME_PATTERNS,
   SECRET_VALUE_PATTERN,
+  SECURITY_GROUP_ID_PATTERN,
   SNS_TOPIC_ARN_PATTERN,
   STATEMENT_ID_PATTERN,
   STREAM_TIMEOUT_SECONDS,
+  SUBNET_ID_PATTERN,
   WEBHOOK_HOST_PATTERN,
+  WILDCARD_ON_WILDCARD_RULE,
   WORKER_TIMEOUT_SECONDS,
 } from "./construct/rules";
 
 /**
- * Providers the module accepts: it plans and tests on 5.100.0 (the bindings' version), and every resource,
- * data source and argument it uses is unchanged by the 6.0 upgrade guide (data.aws_region is read by `id`, which
- * 6.x keeps, not by the deprecated `name`).
+ * Providers the module accepts: exactly the major version its tests plan (5.100.0, the bindings' version and the
+ * local mirror's). 6.x is not admitted until a test plans it: 6.28.0 changes the stream URL's permissions (its
+ * aws_lambda_function_url adds the conditioned lambda:InvokeFunction statement itself), see the module README.
  */
-export const AWS_PROVIDER_CONSTRAINT = ">= 5.100.0, < 7.0.0";
+export const AWS_PROVIDER_CONSTRAINT = ">= 5.100.0, < 6.0.0";
 /** Cross-variable validations need Terraform 1.9. */
 export const TERRAFORM_CONSTRAINT = ">= 1.9.0";
 
@@ -119,6 +133,7 @@ export class ModuleStack extends TerraformStack {
       workerMaximumEventAgeInSeconds: v.worker_maximum_event_age_in_seconds.numberValue,
       maxRunLegs: v.max_run_legs.numberValue,
       createStreamFunction: v.create_stream_function.value,
+      createStreamUrlInvokePermission: v.create_stream_url_invoke_permission.value,
       streamTimeout: v.stream_timeout.numberValue,
       // null: the API function's memory, and its CORS origins.
       streamMemorySize: Token.asNumber(
@@ -168,6 +183,8 @@ export class ModuleStack extends TerraformStack {
       throttlingRateLimit: v.throttling_rate_limit.numberValue,
       createEcrRepository: v.create_ecr_repository.value,
       createTenantRole: v.create_tenant_role.value,
+      vpcSubnetIds: v.vpc_subnet_ids.listValue,
+      vpcSecurityGroupIds: v.vpc_security_group_ids.listValue,
       rolePath: v.role_path.stringValue,
       rolePermissionsBoundary: v.role_permissions_boundary.stringValue,
       cleanerTimeout: v.cleaner_timeout.numberValue,
@@ -225,17 +242,34 @@ export class ModuleStack extends TerraformStack {
     const api = m.httpApi;
     const version = m.apiVersion;
     // The stream function's alarms only with it: without, their ARNs would be nulls in the map.
-    const alarmArns = (stream: boolean) =>
+    // And the provisioned-concurrency alarm only with provisioned concurrency.
+    const v = this.variables;
+    const group = (id: string) =>
+      id.startsWith("stream_function_")
+        ? "stream"
+        : id === PROVISIONED_SPILLOVER_ALARM
+          ? "provisioned"
+          : "always";
+    const alarmArns = (kind: string) =>
       Object.fromEntries(
         Object.entries(m.alarms.alarms)
-          .filter(([id]) => id.startsWith("stream_function_") === stream)
+          .filter(([id]) => group(id) === kind)
           .map(([id, alarm]) => [id, attributeOf(alarm, "arn")]),
       );
     const alarms = Fn.merge([
-      alarmArns(false),
-      Fn.conditional(this.variables.create_stream_function.value, alarmArns(true), {}),
+      alarmArns("always"),
+      Fn.conditional(v.create_stream_function.value, alarmArns("stream"), {}),
+      Fn.conditional(
+        Op.and(v.publish.value, Op.gte(v.provisioned_concurrent_executions.value, 1)),
+        alarmArns("provisioned"),
+        {},
+      ),
     ]);
     const outputs: Record<string, [unknown, string]> = {
+      module_version: [
+        MODULE_VERSION,
+        "Release of this module (semantic version; the git tag is v<version>, see CHANGELOG.md)",
+      ],
       dynamodb_table_name: [table.name, "Name of the checkpoint table"],
       dynamodb_table_arn: [table.arn, "ARN of the checkpoint table"],
       dynamodb_table_stream_arn: [
@@ -289,6 +323,17 @@ export class ModuleStack extends TerraformStack {
       stream_url: [
         m.stream.functionUrl,
         "URL of the stream function's function URL (https://<id>.lambda-url.<region>.on.aws/): the whole API with streamed Server-Sent Events and runs up to stream_timeout, for the LangGraph SDK's apiUrl (null without create_stream_function)",
+      ],
+      stream_url_invoke_permission_command: [
+        Fn.conditional(
+          Op.and(
+            this.variables.create_stream_function.value,
+            Op.not(this.variables.create_stream_url_invoke_permission.value),
+          ),
+          `aws lambda add-permission --function-name ${m.stream.functionName} --statement-id ${STREAM_URL_INVOKE_STATEMENT_ID} --action lambda:InvokeFunction --principal '*' --invoked-via-function-url`,
+          null,
+        ),
+        "With create_stream_url_invoke_permission = false: the AWS CLI command (v2.31.x or later) that adds the stream URL's second statement once, after apply (null otherwise). Terraform never removes it: the module's permissions manage their own statement ids only",
       ],
       stream_function_name: [
         m.stream.functionName,
@@ -416,12 +461,16 @@ const VARIABLES = {
   name: {
     type: "string",
     description:
-      "Prefix of every resource name: 3-40 lowercase letters, digits or hyphens, starting with a letter",
+      "Prefix of every resource name: 3-40 lowercase letters, digits or hyphens, starting with a letter, not ending in -cleaner, -dynamodb, -stream or -worker (names of another instance's resources)",
     validation: [
       {
         condition: `can(regex(${hcl(NAME_PATTERN)}, var.name))`,
         message:
           "Invalid name: expected 3-40 lowercase letters, digits or hyphens, starting with a letter.",
+      },
+      {
+        condition: `!can(regex(${hcl(RESERVED_NAME_ENDING_PATTERN)}, var.name))`,
+        message: `Invalid name: expected ${RESERVED_NAME_ENDING_RULE}.`,
       },
     ],
   },
@@ -578,6 +627,12 @@ const VARIABLES = {
       "Create the stream function: the whole API (the streaming routes with Server-Sent Events, and the buffered ones) from a Lambda function URL in RESPONSE_STREAM mode, output as stream_url, for the LangGraph SDK's apiUrl. API Gateway's HTTP APIs buffer responses and stop at 30 s, so streaming clients (useStream, runs.stream) need it. The URL's auth type is NONE: the function verifies the bearer JWT itself, against the authorizer's issuer and audiences. The image must contain stream.handler",
     default: DEFAULTS.createStreamFunction,
   },
+  create_stream_url_invoke_permission: {
+    type: "bool",
+    description:
+      "With create_stream_function: declare the URL's second resource-policy statement, lambda:InvokeFunction for principal * only when invoked through a function URL (condition lambda:InvokedViaFunctionUrl), which Lambda requires of URLs created since October 2025. Provider 5.x's aws_lambda_permission cannot set that condition, so the module declares it with aws_cloudcontrolapi_resource (AWS::Lambda::Permission; the deploying principal needs cloudformation:CreateResource, GetResource, GetResourceRequestStatus and DeleteResource). false: add the statement yourself (stream_url_invoke_permission_command), or the URL answers 403",
+    default: DEFAULTS.createStreamUrlInvokePermission,
+  },
   stream_timeout: {
     type: "number",
     description: `Timeout of the stream function in seconds: the longest a request, and so a streamed run, may take (${STREAM_TIMEOUT_SECONDS.min} to ${STREAM_TIMEOUT_SECONDS.max})`,
@@ -674,9 +729,13 @@ const VARIABLES = {
         message: "Invalid secrets: expected names not also given in environment.",
       },
       {
-        condition: `alltrue([for arn in values(var.secrets) : can(regex(${hcl(SECRET_ARN_PATTERN)}, arn)) || can(regex(${hcl(PARAMETER_ARN_PATTERN)}, arn))])`,
+        condition: `alltrue([for arn in values(var.secrets) : can(regex(${hcl(SECRET_ARN_SHAPE)}, arn)) || can(regex(${hcl(PARAMETER_ARN_PATTERN)}, arn))])`,
         message:
           "Invalid secrets: expected ARNs of Secrets Manager secrets (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<suffix>) or SSM parameters (arn:aws:ssm:<region>:<account>:parameter/<name>).",
+      },
+      {
+        condition: `alltrue([for arn in values(var.secrets) : !can(regex(${hcl(SECRET_ARN_SHAPE)}, arn)) || can(regex(${hcl(SECRET_ARN_PATTERN)}, arn))])`,
+        message: `Invalid secrets: expected ${SECRET_ARN_SUFFIX_RULE}.`,
       },
     ],
   },
@@ -721,6 +780,11 @@ const VARIABLES = {
         condition:
           "alltrue([for statement in values(var.graph_policy_statements) : length(statement.resources) > 0])",
         message: "Invalid graph_policy_statements: expected at least one resource per statement.",
+      },
+      {
+        condition:
+          'alltrue([for statement in values(var.graph_policy_statements) : statement.effect == "Deny" || !contains(statement.resources, "*") || alltrue([for action in statement.actions : !strcontains(action, "*")])])',
+        message: `Invalid graph_policy_statements: expected ${WILDCARD_ON_WILDCARD_RULE}.`,
       },
     ],
   },
@@ -952,7 +1016,7 @@ const VARIABLES = {
   create_alarms: {
     type: "bool",
     description:
-      "Create CloudWatch alarms: API 5xx rate, function errors and throttles, failed and timed-out runs, the cleaner's iterator age, the on-failure queue's depth, DynamoDB throttles (thresholds in alarm_thresholds)",
+      "Create CloudWatch alarms: API 5xx rate and p99 latency, function errors, throttles and concurrency near the reserved limit, API function and cleaner duration near the timeout, the stream URL's 5xx rate, failed and timed-out runs, the cleaner's iterator age, the on-failure queues, DynamoDB throttles (thresholds in alarm_thresholds). Requires a topic for them to notify: create_alarm_topic = true or alarm_sns_topic_arn",
     default: false,
   },
   create_alarm_topic: {
@@ -983,6 +1047,14 @@ const VARIABLES = {
         message:
           "Invalid alarm_sns_topic_arn: expected it with create_alarms = true and without create_alarm_topic.",
       },
+      {
+        // Here, not on create_alarms: create_alarm_topic's rule reads create_alarms, and validations may not
+        // read each other in a cycle.
+        condition:
+          "!var.create_alarms || var.create_alarm_topic || var.alarm_sns_topic_arn != null",
+        message:
+          "Invalid alarm_sns_topic_arn: expected a topic for the alarms of create_alarms = true (this ARN, or create_alarm_topic = true): alarms without actions notify nobody.",
+      },
     ],
   },
   alarm_thresholds: {
@@ -997,6 +1069,36 @@ const VARIABLES = {
       {
         condition: "alltrue([for value in values(var.alarm_thresholds) : value >= 0])",
         message: "Invalid alarm_thresholds: expected numbers, 0 or more.",
+      },
+    ],
+  },
+  vpc_subnet_ids: {
+    type: "list(string)",
+    description:
+      "Subnets to attach every function to (with vpc_security_group_ids; default none: no VPC). Their roles then get the EC2 network-interface actions Lambda needs, scoped to these subnets and security groups; private subnets without NAT need the VPC endpoints listed in the README",
+    default: [],
+    validation: [
+      {
+        condition: `alltrue([for id in var.vpc_subnet_ids : can(regex(${hcl(SUBNET_ID_PATTERN)}, id))])`,
+        message: "Invalid vpc_subnet_ids: expected subnet ids like subnet-0123456789abcdef0.",
+      },
+      {
+        condition: "(length(var.vpc_subnet_ids) == 0) == (length(var.vpc_security_group_ids) == 0)",
+        message:
+          "Invalid vpc_subnet_ids: expected vpc_subnet_ids and vpc_security_group_ids together (both or neither).",
+      },
+    ],
+  },
+  vpc_security_group_ids: {
+    type: "list(string)",
+    description:
+      "Security groups of the functions in the VPC (with vpc_subnet_ids): egress to 443 of the VPC endpoints (or NAT), no ingress needed",
+    default: [],
+    validation: [
+      {
+        condition: `alltrue([for id in var.vpc_security_group_ids : can(regex(${hcl(SECURITY_GROUP_ID_PATTERN)}, id))])`,
+        message:
+          "Invalid vpc_security_group_ids: expected security group ids like sg-0123456789abcdef0.",
       },
     ],
   },

@@ -1,9 +1,10 @@
+import { MODULE_TAG } from "./version";
+
 /**
  * The HCL examples of the module README. A test runs each one against the committed module (`terraform
  * validate`, and `terraform plan` for the offline one), so no example can rot.
  */
-export const MODULE_SOURCE =
-  "git::https://github.com/<owner>/memory-table.git//modules/memory-table?ref=<tag>";
+export const MODULE_SOURCE = `git::https://github.com/<owner>/memory-table.git//modules/memory-table?ref=${MODULE_TAG}`;
 
 /** A placeholder digest: replace it with the one `scripts/push-image.sh` printed. */
 const IMAGE_URI =

@@ -9,6 +9,7 @@ import { SCANNER_EXCEPTIONS } from "./construct/scanner-exceptions";
 import { secretLikeNames } from "./construct/rules";
 import { STREAM_HANDLER } from "./construct/stream";
 import { MODULE_USAGE, README_EXAMPLES, type ReadmeExample } from "./readme-examples";
+import { MODULE_TAG, MODULE_VERSION } from "./version";
 
 interface VariableBlock {
   type?: string;
@@ -133,12 +134,26 @@ function streaming(): string[] {
     "background runs go to the worker); the graph inputs (`environment`, `secrets`, `graph_policy_*`), the tenant",
     "role and the alarms apply to it as to the other functions that run graphs.",
     "",
-    "Its resource policy lets anyone call the URL (`lambda:InvokeFunctionUrl` with auth type `NONE`) and, as Lambda",
-    "requires of URLs created since October 2025, `lambda:InvokeFunction`. That second statement cannot carry its",
-    "condition `lambda:InvokedViaFunctionUrl` on provider 5.x (the argument `invoked_via_function_url` exists in",
-    "6.x releases only), so it also admits direct `Invoke` calls from any AWS principal: they reach the same handler",
-    "and the same token check. The URL's auth type and these statements are the scanner exceptions",
-    `${rules} below.`,
+    "Its resource policy has two statements for principal `*`, and neither admits a direct `Invoke` from another",
+    "account: `lambda:InvokeFunctionUrl` with the condition `lambda:FunctionUrlAuthType = NONE`",
+    "(`aws_lambda_permission.stream_url_permission`), and `lambda:InvokeFunction` with the condition",
+    "`lambda:InvokedViaFunctionUrl = true`, which Lambda requires of function URLs created since October 2025 (and",
+    "of every URL since November 2026): without it the URL answers 403. Provider 5.x's `aws_lambda_permission` cannot",
+    "set that condition (`invoked_via_function_url` arrived in provider 6.28.0), so the module declares the statement",
+    "with `aws_cloudcontrolapi_resource.stream_invoke_via_url_permission`: Cloud Control makes the same",
+    "`AddPermission` call from CloudFormation's `AWS::Lambda::Permission` and its `InvokedViaFunctionUrl` property.",
+    "The principal that applies the module then needs `cloudformation:CreateResource`, `GetResource`,",
+    "`GetResourceRequestStatus` and `DeleteResource` besides the Lambda actions. Where Cloud Control is not allowed,",
+    "set `create_stream_url_invoke_permission = false` and run the command of the output",
+    "`stream_url_invoke_permission_command` once after the first apply (AWS CLI 2.31 or later,",
+    "`--invoked-via-function-url`); Terraform's plan stays empty, as the module's permissions manage their own",
+    `statement ids only. The URL's auth type and the first statement are the scanner exceptions ${rules} below.`,
+    "",
+    "On provider 6.x: the module's range (`< 6.0.0`) admits only the provider its tests plan. From 6.28.0,",
+    "`aws_lambda_function_url` adds the conditioned `lambda:InvokeFunction` statement itself when it creates a URL of",
+    "auth type `NONE`, and `aws_lambda_permission` takes `invoked_via_function_url = true`; a release planned against",
+    "6.x will declare the statement that way and drop the Cloud Control resource (a `removed` block that keeps the",
+    "statement, so the URL never loses it). Until then a configuration on 6.x stays on provider 5.x for this module.",
     "",
     "It is on by default because every LangGraph client streams (`useStream`, Agent Chat UI, `runs.stream`) and",
     "nothing else in the module serves them. Turn it off with `create_stream_function = false` where no endpoint",
@@ -150,6 +165,59 @@ function streaming(): string[] {
     "`last-event-id` (a client that reconnects resumes after the last event it saw) and `x-api-key` headers (the",
     "JWT as browser UIs such as Agent Chat UI send it, verified as the bearer token) and exposes",
     "`content-location` (the run a stream belongs to).",
+    "",
+  ];
+}
+
+function vpc(): string[] {
+  return [
+    "## Functions in a VPC",
+    "",
+    "`vpc_subnet_ids` with `vpc_security_group_ids` (both or neither, ids validated) attach every function: the API",
+    "function, the worker, the stream function and the cleaner. Each role then gets a policy of its own,",
+    "`memory-table-vpc`, with what Lambda needs to manage the functions' network interfaces (the EC2 actions of",
+    "AWSLambdaVPCAccessExecutionRole, scoped): `ec2:CreateNetworkInterface` on this account's network interfaces",
+    "in the region and on the given subnets and security groups (any owner, so a shared VPC's subnets work);",
+    "`ec2:DeleteNetworkInterface`, `ec2:AssignPrivateIpAddresses` and `ec2:UnassignPrivateIpAddresses` on this",
+    "account's network interfaces; `ec2:DescribeNetworkInterfaces` and `ec2:DescribeSubnets` on `*`, as they",
+    "support no resource ARN. The functions wait for that policy, as Lambda checks it when it creates them.",
+    "",
+    "In private subnets without NAT, the functions reach AWS through VPC endpoints (private DNS on, the security",
+    "groups allowing egress to 443):",
+    "",
+    ...renderTable(
+      ["Endpoint", "Type", "Needed by"],
+      [
+        [
+          "`com.amazonaws.<region>.dynamodb`",
+          "gateway",
+          "every function (on the subnets' route tables)",
+        ],
+        [
+          "`com.amazonaws.<region>.lambda`",
+          "interface",
+          "the API and stream functions (they invoke the worker) and the worker (its next legs)",
+        ],
+        [
+          "`com.amazonaws.<region>.secretsmanager`",
+          "interface",
+          "`secrets` with Secrets Manager ARNs",
+        ],
+        ["`com.amazonaws.<region>.ssm`", "interface", "`secrets` with SSM parameter ARNs"],
+        ["`com.amazonaws.<region>.sts`", "interface", "code that assumes the tenant role"],
+        [
+          "`com.amazonaws.<region>.xray`",
+          "interface",
+          "graph code that sends its own trace segments",
+        ],
+      ],
+    ),
+    "",
+    "Not needed: KMS and CloudWatch Logs. The functions never call KMS (DynamoDB, Lambda, SQS, Secrets Manager and",
+    "SSM use the key on their behalf, which is why the roles' KMS grant is scoped with `kms:ViaService`), and Lambda",
+    "delivers their logs outside the VPC. Webhooks (`webhook_allowed_hosts`) and model providers outside AWS need a",
+    "NAT gateway or a proxy. Lambda creates the network interfaces when it creates or updates a function, not per",
+    "invocation, so cold starts stay as they are.",
     "",
   ];
 }
@@ -205,7 +273,12 @@ function alarms(): string[] {
   return [
     "## Alarms",
     "",
-    "With `create_alarms = true`: the HTTP API's 5xx rate; errors and throttles of every function; failed and",
+    "With `create_alarms = true`, which requires a topic to notify (`create_alarm_topic = true` or",
+    "`alarm_sns_topic_arn`: alarms without actions would notify nobody, so the plan refuses them): the HTTP API's",
+    "5xx rate and p99 latency; errors, throttles and concurrency near the reserved limit of every function; the",
+    "duration of the API function and the cleaner near their timeout (the worker and the stream function run to",
+    "their deadline by design); the 5xx rate of the stream function's URL; with provisioned concurrency, invocations",
+    "of the alias that spill over to on-demand environments; failed and",
     "timed-out graph runs of every function that runs graphs, the API, worker and stream functions (metric filters on",
     "its log group count the runtime's metric lines, so each deployment and function has its own metric,",
     "`MemoryTable/<function name>`; in the worker a leg that reaches its deadline hands over to a next one and",
@@ -269,6 +342,11 @@ function securityDefaults(): string[] {
     "",
     ...renderTable(["Rules", "Resource", "What", "Why"], rows),
     "",
+    "The same exceptions ship in this folder as the files the scanners read, each rule id with its resource and",
+    "reason: `.checkov.yaml` (`skip-check`; `checkov -d .` from here, or `--config-file`), `kics.config`",
+    "(`exclude-queries`; read from the scanned path's root, or `--config`) and `.trivyignore` (no trivy rule fails;",
+    "`--ignorefile`). A test keeps them, this table and the module in step.",
+    "",
   ];
 }
 
@@ -324,6 +402,9 @@ export function renderReadme(document: ModuleDocument): string {
     "stream, and optionally a tenant-scoped role, an ECR repository, a published alias with provisioned concurrency,",
     "and CloudWatch alarms.",
     "",
+    `Version \`${MODULE_VERSION}\` (git tag \`${MODULE_TAG}\`, output \`module_version\`). What changed in each release, and`,
+    "what to do when upgrading, is in [CHANGELOG.md](../../CHANGELOG.md).",
+    "",
     ...example(MODULE_USAGE, "##"),
     "## Examples",
     "",
@@ -332,6 +413,7 @@ export function renderReadme(document: ModuleDocument): string {
     ...environmentGuard(),
     ...backgroundRuns(),
     ...streaming(),
+    ...vpc(),
     ...broughtKey(),
     ...alarms(),
     ...securityDefaults(),
@@ -339,8 +421,8 @@ export function renderReadme(document: ModuleDocument): string {
     "",
     ...renderTable(["Name", "Version"], requirementRows),
     "",
-    "The module plans and is tested on provider 5.100.0; every resource, data source and argument it uses is",
-    "unchanged in 6.x (checked against the provider's 6.0 upgrade guide).",
+    "The module plans and is tested on provider 5.100.0, and its range names only that major version: see",
+    "Streaming for what changes with 6.28.0.",
     "",
     "## Providers",
     "",

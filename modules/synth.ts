@@ -4,6 +4,7 @@ import { App, TerraformStack } from "./cdktf";
 import { ExampleStack } from "./example-stack";
 import { ModuleStack } from "./module-stack";
 import { renderReadme, type ModuleDocument } from "./readme";
+import { renderScannerFiles } from "./scanner-config";
 
 /** Where the committed HCL module lives. */
 export const MODULE_DIR = join(__dirname, "memory-table");
@@ -36,7 +37,10 @@ function stripMetadata(value: unknown): unknown {
 
 const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
-/** The module's files, split the terraform-aws-modules way: versions, variables, outputs, main. */
+/**
+ * The module's files, split the terraform-aws-modules way: versions, variables, outputs, main; its README, and
+ * the scanners' exception files.
+ */
 export function renderModuleFiles(stack: TerraformStack): Record<string, string> {
   const config = stripMetadata(stack.toTerraform()) as Json;
   const { terraform, variable, output, ...main } = config;
@@ -53,6 +57,7 @@ export function renderModuleFiles(stack: TerraformStack): Record<string, string>
     "outputs.tf.json": json({ output }),
     "main.tf.json": json(main),
     "README.md": readme,
+    ...renderScannerFiles(),
   };
 }
 

@@ -80,6 +80,34 @@ export const ALARM_THRESHOLDS = {
     default: 10,
     description: "throttled read and write requests of the table and its indexes in 5 minutes",
   },
+  functionDurationPercentOfTimeout: {
+    variable: "function_duration_percent_of_timeout",
+    default: 90,
+    description:
+      "longest invocation of the API function or the cleaner in 5 minutes, percent of its timeout (the worker and the stream function run to their deadline by design: runs_timed_out covers them)",
+  },
+  functionConcurrencyPercentOfReserved: {
+    variable: "function_concurrency_percent_of_reserved",
+    default: 80,
+    description:
+      "most concurrent executions of a function in 5 minutes, percent of its reserved concurrency (above it, invocations are throttled)",
+  },
+  apiLatencyP99Ms: {
+    variable: "api_latency_p99_ms",
+    default: 10000,
+    description: "99th percentile of the HTTP API's latency in 5 minutes, milliseconds",
+  },
+  provisionedConcurrencySpillover: {
+    variable: "provisioned_concurrency_spillover",
+    default: 1,
+    description:
+      "invocations of the API function's alias that found no provisioned environment (cold starts provisioned concurrency was meant to spare) in 5 minutes",
+  },
+  streamUrl5xxRatePercent: {
+    variable: "stream_url_5xx_rate_percent",
+    default: 5,
+    description: "5xx responses of the stream function's URL, percent of its requests in 5 minutes",
+  },
 } as const satisfies Record<string, ThresholdSpec>;
 
 export type AlarmThresholds = { [K in keyof typeof ALARM_THRESHOLDS]: number };
@@ -99,6 +127,17 @@ export const runMetricsNamespace = (functionName: string): string => `MemoryTabl
 
 const PERIOD_SECONDS = 300;
 
+export interface FunctionLimits {
+  timeout: number;
+  reservedConcurrentExecutions: number;
+}
+
+/** Id of the alarm that exists only with provisioned concurrency. */
+export const PROVISIONED_SPILLOVER_ALARM = "function_provisioned_spillover";
+
+/** The functions whose duration alarms: the others run to their deadline by design. */
+export const DURATION_ALARM_FUNCTIONS = ["function", "cleaner_function"];
+
 export interface AlarmsProps {
   context: Context;
   create: Flag;
@@ -109,8 +148,12 @@ export interface AlarmsProps {
   apiId: string;
   graphFunctions: GraphFunction[];
   cleanerFunction: LambdaFunction;
+  /** Timeout (seconds) and reserved concurrency of each function, by its id (`function`, `cleaner_function`...). */
+  functionLimits: Record<string, FunctionLimits>;
   deadLetterQueueName: string;
   workerFailureQueueName: string;
+  /** The API function's alias with provisioned concurrency (`enabled`: publish and a concurrency of 1 or more). */
+  provisionedAlias: { enabled: Flag; aliasName: string };
   tableName: string;
   tags: Record<string, string>;
 }
@@ -247,6 +290,96 @@ export class Alarms extends Construct {
         "Throttles",
         thresholds.functionThrottles,
         "throttles",
+      );
+    }
+    for (const { id, functionName, create } of functions) {
+      const count = this.countWith(create);
+      const limits = props.functionLimits[id]!;
+      this.alarm(
+        `${id}_concurrency`,
+        {
+          name: `${functionName}-concurrency`,
+          description: `Concurrent executions of the function at or above ${thresholds.functionConcurrencyPercentOfReserved} % of its reserved concurrency (beyond it, invocations are throttled)`,
+          threshold: percentOf(
+            limits.reservedConcurrentExecutions,
+            thresholds.functionConcurrencyPercentOfReserved,
+          ),
+          namespace: "AWS/Lambda",
+          metricName: "ConcurrentExecutions",
+          statistic: "Maximum",
+          dimensions: { FunctionName: functionName },
+        },
+        count,
+      );
+      if (!DURATION_ALARM_FUNCTIONS.includes(id)) continue;
+      this.alarm(
+        `${id}_duration`,
+        {
+          name: `${functionName}-duration`,
+          description: `Longest invocation of the function at or above ${thresholds.functionDurationPercentOfTimeout} % of its timeout (a timeout next)`,
+          // Duration is in milliseconds.
+          threshold: percentOf(
+            milliseconds(limits.timeout),
+            thresholds.functionDurationPercentOfTimeout,
+          ),
+          namespace: "AWS/Lambda",
+          metricName: "Duration",
+          statistic: "Maximum",
+          dimensions: { FunctionName: functionName },
+        },
+        count,
+      );
+    }
+    const provisioned = props.provisionedAlias;
+    if (provisioned.enabled !== false) {
+      const apiFunction = props.graphFunctions.find((graph) => graph.id === "function")!;
+      this.alarm(
+        PROVISIONED_SPILLOVER_ALARM,
+        {
+          name: `${apiFunction.functionName}-provisioned-spillover`,
+          description: `Invocations of the alias beyond its provisioned concurrency at or above ${thresholds.provisionedConcurrencySpillover} in 5 minutes (raise provisioned_concurrent_executions)`,
+          threshold: thresholds.provisionedConcurrencySpillover,
+          namespace: "AWS/Lambda",
+          metricName: "ProvisionedConcurrencySpilloverInvocations",
+          statistic: "Sum",
+          dimensions: {
+            FunctionName: apiFunction.functionName,
+            Resource: `${apiFunction.functionName}:${provisioned.aliasName}`,
+          },
+        },
+        this.countWith(provisioned.enabled),
+      );
+    }
+    this.alarm("api_latency", {
+      name: `${context.name}-api-latency`,
+      description: `99th percentile of the HTTP API's latency at or above ${thresholds.apiLatencyP99Ms} ms`,
+      threshold: thresholds.apiLatencyP99Ms,
+      namespace: "AWS/ApiGateway",
+      metricName: "Latency",
+      extendedStatistic: "p99",
+      dimensions: { ApiId: props.apiId },
+    });
+    const stream = props.graphFunctions.find((graph) => graph.id === "stream_function");
+    if (stream !== undefined) {
+      const url = { FunctionName: stream.functionName };
+      this.alarm(
+        "stream_function_url_5xx_rate",
+        {
+          name: `${stream.functionName}-url-5xx-rate`,
+          description: `Function URL 5xx responses at or above ${thresholds.streamUrl5xxRatePercent} % of its requests`,
+          threshold: thresholds.streamUrl5xxRatePercent,
+          metricQuery: [
+            metric("errors", "AWS/Lambda", "Url5xxCount", "Sum", url),
+            metric("requests", "AWS/Lambda", "UrlRequestCount", "Sum", url),
+            {
+              id: "rate",
+              expression: "IF(requests > 0, 100 * FILL(errors, 0) / requests, 0)",
+              label: "5xx responses (% of URL requests)",
+              returnData: true,
+            },
+          ],
+        },
+        this.countWith(stream.create),
       );
     }
     for (const graph of props.graphFunctions) {
@@ -416,6 +549,7 @@ interface AlarmSpec {
   namespace?: string;
   metricName?: string;
   statistic?: string;
+  extendedStatistic?: string;
   dimensions?: Record<string, string>;
   metricQuery?: MetricQuery[];
 }
@@ -452,6 +586,12 @@ function topicActions(createdTopicArn: string, broughtTopicArn: string | undefin
       broughtTopicArn === undefined ? [createdTopicArn] : [createdTopicArn, broughtTopicArn],
     ),
   );
+}
+
+/** `percent` % of `value`, folded when both are known now. */
+function percentOf(value: number, percent: number): number {
+  if (isLiteral(value) && isLiteral(percent)) return (value * percent) / 100;
+  return Token.asNumber(Op.div(Op.mul(value, percent), 100));
 }
 
 function milliseconds(seconds: number): number {

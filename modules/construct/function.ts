@@ -5,7 +5,7 @@ import { LambdaAlias } from "@cdktf/provider-aws/lib/lambda-alias";
 import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
 import { LambdaProvisionedConcurrencyConfig } from "@cdktf/provider-aws/lib/lambda-provisioned-concurrency-config";
 import { SqsQueue } from "@cdktf/provider-aws/lib/sqs-queue";
-import { attributeOf, choose, countIf, Flag } from "./expressions";
+import { addBlockIfAny, attributeOf, choose, countIf, Flag } from "./expressions";
 import { isLiteral, type Architecture } from "./rules";
 
 export interface ImageFunctionProps {
@@ -31,6 +31,8 @@ export interface ImageFunctionProps {
   /** The LOG_LEVEL the function's own logger filters with (pino). */
   logLevel: string;
   environment: Record<string, string>;
+  /** Subnets and security groups to attach the function to (none: no VPC). */
+  vpc?: FunctionVpc;
   /** Publish a version on every change (default false). */
   publish?: Flag;
   tags: Record<string, string>;
@@ -61,7 +63,7 @@ export function createImageFunction(
   id: string,
   props: ImageFunctionProps,
 ): LambdaFunction {
-  return new LambdaFunction(scope, id, {
+  const fn = new LambdaFunction(scope, id, {
     count: props.count,
     functionName: props.functionName,
     role: props.roleArn,
@@ -87,6 +89,19 @@ export function createImageFunction(
     tags: props.tags,
     dependsOn: props.dependsOn,
   });
+  if (props.vpc !== undefined) {
+    // Only when subnets are given: an empty vpc_config block is a perpetual diff on some provider versions.
+    addBlockIfAny(fn, "vpc_config", props.vpc.subnetIds, {
+      subnet_ids: props.vpc.subnetIds,
+      security_group_ids: props.vpc.securityGroupIds,
+    });
+  }
+  return fn;
+}
+
+export interface FunctionVpc {
+  subnetIds: string[];
+  securityGroupIds: string[];
 }
 
 /**

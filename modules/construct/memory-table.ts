@@ -1,5 +1,5 @@
 import { Construct } from "constructs";
-import { Fn, TerraformLocal, Token } from "../cdktf";
+import { Fn, Op, TerraformLocal, Token } from "../cdktf";
 import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group";
 import { LambdaEventSourceMapping } from "@cdktf/provider-aws/lib/lambda-event-source-mapping";
 import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
@@ -7,19 +7,24 @@ import { SqsQueue } from "@cdktf/provider-aws/lib/sqs-queue";
 import { DYNAMODB_CLEANER_ACTIONS, DYNAMODB_ITEM_ACTIONS } from "../../src/table/iam-actions";
 import { InvalidConfigurationError } from "../../src/shared/errors";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
-import { Alarms, ALARM_THRESHOLDS, type AlarmThresholds } from "./alarms";
+import { Alarms, ALARM_THRESHOLDS, type AlarmThresholds, type FunctionLimits } from "./alarms";
 import { HttpApi } from "./api";
 import { createCleanerTrigger } from "./cleaner";
 import { UserPool } from "./cognito";
 import { Repository } from "./ecr";
-import { attributeOf, choose, countIf, Flag } from "./expressions";
-import { createDeadLetterQueue, createImageFunction, PublishedVersion } from "./function";
+import { attributeOf, both, choose, countIf, Flag } from "./expressions";
+import {
+  createDeadLetterQueue,
+  createImageFunction,
+  type FunctionVpc,
+  PublishedVersion,
+} from "./function";
 import { GraphFunction, GraphInputs, GraphPermissions } from "./graph";
 import { Environment, Key } from "./key";
 import { createLogGroup, logGroupNames } from "./logs";
-import { DEFAULTS, MemoryTableProps } from "./props";
+import { type Context, DEFAULTS, MemoryTableProps } from "./props";
 import { tableResources } from "./policies";
-import { FunctionRole, TenantRole } from "./role";
+import { FunctionRole, TenantRole, type VpcAccess } from "./role";
 import {
   ALIAS_NAME_PATTERN,
   ASYNC_EVENT_AGE_SECONDS,
@@ -33,6 +38,7 @@ import {
   assertName,
   assertSecrets,
   assertTimeout,
+  assertVpc,
   assertWebhookHosts,
   assertWholeNumber,
   isLiteral,
@@ -185,10 +191,12 @@ export class MemoryTable extends Construct {
     // IAM is global: the region keeps the same name in two regions of one account from colliding
     // (at most 40 + "-function-" + 14 = 64 characters, IAM's limit).
     const roleName = (role: string) => `${name}-${role}-${region}`;
+    const vpc = functionVpc(props, context);
     const roleProps = {
       path: rolePath,
       permissionsBoundary: props.rolePermissionsBoundary,
       tags: roleTags,
+      vpc: vpc?.access,
     };
     this.graphInputs = new GraphInputs(this, "graph", {
       secrets: props.secrets,
@@ -203,6 +211,7 @@ export class MemoryTable extends Construct {
       architecture: props.architecture ?? DEFAULTS.architecture,
       kmsKeyArn,
       tags: functionTags,
+      vpc: vpc?.config,
     };
     const logLevel = props.logLevel ?? DEFAULTS.logLevel;
     const memorySize = props.memorySize ?? DEFAULTS.memorySize;
@@ -292,7 +301,7 @@ export class MemoryTable extends Construct {
         // A reference: the API function is created once the worker exists.
         [ENVIRONMENT.workerFunctionName]: this.worker.function.functionName,
       }),
-      dependsOn: [this.logGroups.api, this.functionRole.policy],
+      dependsOn: [this.logGroups.api, ...this.functionRole.policies],
     });
     this.apiVersion = new PublishedVersion(this, "function_alias", {
       function: this.apiFunction,
@@ -316,6 +325,8 @@ export class MemoryTable extends Construct {
     this.stream = new StreamFunction(this, "stream", {
       context,
       create: createStream,
+      createInvokeViaUrlPermission:
+        props.createStreamUrlInvokePermission ?? DEFAULTS.createStreamUrlInvokePermission,
       functionName: `${name}-stream`,
       image,
       role: { ...roleProps, roleName: roleName("stream") },
@@ -392,7 +403,7 @@ export class MemoryTable extends Construct {
         [ENVIRONMENT.tableName]: table.name,
         [ENVIRONMENT.logLevel]: logLevel,
       },
-      dependsOn: [this.logGroups.cleaner, this.cleanerRole.policy],
+      dependsOn: [this.logGroups.cleaner, ...this.cleanerRole.policies],
     });
     this.cleanerTrigger = createCleanerTrigger(this, "cleaner_trigger", {
       streamArn: table.streamArn,
@@ -447,12 +458,50 @@ export class MemoryTable extends Construct {
       apiId: this.httpApi.api.id,
       graphFunctions: this.graphFunctions,
       cleanerFunction: this.cleanerFunction,
+      functionLimits: functionLimits(props),
+      provisionedAlias: {
+        enabled: both(props.publish ?? false, provisionedConcurrency(props)),
+        aliasName: props.aliasName ?? DEFAULTS.aliasName,
+      },
       deadLetterQueueName: this.deadLetterQueue.name,
       workerFailureQueueName: this.worker.failureQueue.name,
       tableName: table.name,
       tags: tags(props.alarmTags),
     });
   }
+}
+
+/** Whether the alias gets provisioned concurrency (1 or more), known now or at plan. */
+function provisionedConcurrency(props: MemoryTableProps): Flag {
+  const concurrency =
+    props.provisionedConcurrentExecutions ?? DEFAULTS.provisionedConcurrentExecutions;
+  return isLiteral(concurrency) ? concurrency > 0 : Op.gte(concurrency, 1);
+}
+
+/** What the duration and concurrency alarms compare with, by function id. */
+function functionLimits(props: MemoryTableProps): Record<string, FunctionLimits> {
+  return {
+    function: {
+      timeout: props.timeout ?? DEFAULTS.timeout,
+      reservedConcurrentExecutions:
+        props.reservedConcurrentExecutions ?? DEFAULTS.reservedConcurrentExecutions,
+    },
+    worker_function: {
+      timeout: props.workerTimeout ?? DEFAULTS.workerTimeout,
+      reservedConcurrentExecutions:
+        props.workerReservedConcurrentExecutions ?? DEFAULTS.workerReservedConcurrentExecutions,
+    },
+    stream_function: {
+      timeout: props.streamTimeout ?? DEFAULTS.streamTimeout,
+      reservedConcurrentExecutions:
+        props.streamReservedConcurrentExecutions ?? DEFAULTS.streamReservedConcurrentExecutions,
+    },
+    cleaner_function: {
+      timeout: props.cleanerTimeout ?? DEFAULTS.cleanerTimeout,
+      reservedConcurrentExecutions:
+        props.cleanerReservedConcurrentExecutions ?? DEFAULTS.cleanerReservedConcurrentExecutions,
+    },
+  };
 }
 
 function alarmThresholds(given: Partial<AlarmThresholds> | undefined): AlarmThresholds {
@@ -490,6 +539,44 @@ function assertProps(props: MemoryTableProps): void {
   assertIssuer(props);
   assertVersions(props);
   assertAlarms(props);
+  assertVpc(props.vpcSubnetIds, props.vpcSecurityGroupIds);
+}
+
+/**
+ * Every function's VPC attachment and its roles' network-interface permissions, when subnets are given (a
+ * literal empty list: none at all; a Terraform list: `count` and a dynamic block decide at plan).
+ */
+function functionVpc(
+  props: MemoryTableProps,
+  context: Pick<Context, "partition" | "region" | "accountId">,
+): { config: FunctionVpc; access: VpcAccess } | undefined {
+  const subnetIds = props.vpcSubnetIds ?? [];
+  const securityGroupIds = props.vpcSecurityGroupIds ?? [];
+  if (isLiteral(subnetIds) && subnetIds.length === 0) return undefined;
+  const ec2 = `arn:${context.partition}:ec2:${context.region}`;
+  // Any owner: the subnets of a shared VPC belong to the account that shares it.
+  const arns = (kind: string, ids: string[]) =>
+    isLiteral(ids)
+      ? ids.map((id) => `${ec2}:*:${kind}/${id}`)
+      : Token.asList(
+          Fn.formatlist(`arn:%s:ec2:%s:*:${kind}/%s`, [context.partition, context.region, ids]),
+        );
+  return {
+    config: { subnetIds, securityGroupIds },
+    access: {
+      enabled: isLiteral(subnetIds) ? true : Op.gte(Fn.lengthOf(subnetIds), 1),
+      // One token (format), so that `concat` may take it.
+      networkInterfaceArn: Token.asString(
+        Fn.format("arn:%s:ec2:%s:%s:network-interface/*", [
+          context.partition,
+          context.region,
+          context.accountId,
+        ]),
+      ),
+      subnetArns: arns("subnet", subnetIds),
+      securityGroupArns: arns("security-group", securityGroupIds),
+    },
+  };
 }
 
 function assertWorker(props: MemoryTableProps): void {
@@ -630,6 +717,12 @@ function assertAlarms(props: MemoryTableProps): void {
     throw new InvalidConfigurationError(
       "alarm_sns_topic_arn",
       `expected none with create_alarm_topic (the alarms notify the created topic), got ${JSON.stringify(topic)}`,
+    );
+  }
+  if (props.createAlarms === true && props.createAlarmTopic !== true && topic === undefined) {
+    throw new InvalidConfigurationError(
+      "create_alarms",
+      "expected an alarm topic with it (create_alarm_topic = true, or alarm_sns_topic_arn): alarms without actions notify nobody, got none",
     );
   }
   const alarmsOff = props.createAlarms === undefined || props.createAlarms === false;

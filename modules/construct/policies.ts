@@ -1,5 +1,7 @@
 import { DYNAMODB_ITEM_ACTIONS, DYNAMODB_STREAM_ACTIONS } from "../../src/table/iam-actions";
 import { TABLE_DEFINITION } from "../../src/table/definition";
+import { Fn, Token } from "../cdktf";
+import { isLiteral } from "./rules";
 
 /**
  * The module's IAM policy documents, as plain data (rendered with `jsonencode`): least privilege, one statement per
@@ -60,6 +62,63 @@ export interface FunctionPolicyInput {
   /** The worker function this function hands background runs to (the worker: itself, for its next legs). */
   workerFunctionArn?: string;
 }
+
+/** Where a function in a VPC may create and manage its network interfaces (ARNs, see vpcAccessPolicy). */
+export interface VpcAccessResources {
+  /** `arn:<partition>:ec2:<region>:<account>:network-interface/*`. */
+  networkInterfaceArn: string;
+  subnetArns: string[];
+  securityGroupArns: string[];
+}
+
+/**
+ * What Lambda needs of a function's role to attach it to a VPC: AWSLambdaVPCAccessExecutionRole's EC2 actions,
+ * scoped. Creating an interface names the subnets and security groups given (any owner: a shared VPC's subnets
+ * belong to another account); managing one, this account's interfaces in this region; the two Describe actions
+ * support no resource ARN, alone in their statement.
+ */
+export function vpcAccessPolicy(resources: VpcAccessResources): PolicyDocument {
+  return {
+    Version: "2012-10-17",
+    Statement: [
+      {
+        Sid: "VpcCreateNetworkInterface",
+        Effect: "Allow",
+        Action: ["ec2:CreateNetworkInterface"],
+        Resource: concatenated([
+          [resources.networkInterfaceArn],
+          resources.subnetArns,
+          resources.securityGroupArns,
+        ]),
+      },
+      {
+        Sid: "VpcManageNetworkInterfaces",
+        Effect: "Allow",
+        Action: [
+          "ec2:AssignPrivateIpAddresses",
+          "ec2:DeleteNetworkInterface",
+          "ec2:UnassignPrivateIpAddresses",
+        ],
+        Resource: [resources.networkInterfaceArn],
+      },
+      {
+        Sid: "VpcDescribe",
+        Effect: "Allow",
+        Action: VPC_DESCRIBE_ACTIONS,
+        Resource: "*",
+      },
+    ],
+  };
+}
+
+/** Lists joined, with `concat` when one of them is a Terraform list. */
+function concatenated(lists: string[][]): string[] {
+  if (lists.every((list) => isLiteral(list))) return lists.flat();
+  return Token.asList(Fn.concat(lists));
+}
+
+/** The EC2 reads Lambda makes with the role that support no resource-level permissions. */
+export const VPC_DESCRIBE_ACTIONS = ["ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets"];
 
 export function functionPolicy(input: FunctionPolicyInput): PolicyDocument {
   const statements: PolicyStatement[] = [

@@ -52,6 +52,12 @@ export interface MemoryTableProps {
    * streaming routes (Server-Sent Events) and runs longer than API Gateway's 30 s (default true).
    */
   readonly createStreamFunction?: Flag;
+  /**
+   * Declare the stream URL's second statement (lambda:InvokeFunction to `*` only through a function URL) with
+   * Cloud Control, which provider 5.x needs for its condition (default true). False: add it yourself, or the
+   * URL answers 403 (see the module README).
+   */
+  readonly createStreamUrlInvokePermission?: Flag;
   /** Seconds a request to the stream function may take, 30 to 900 (default 900). */
   readonly streamTimeout?: number;
   /** MB of the stream function (default: `memorySize`). */
@@ -127,6 +133,13 @@ export interface MemoryTableProps {
   readonly alarmSnsTopicArn?: string;
   /** Alarm thresholds (each defaults to ALARM_THRESHOLDS). */
   readonly alarmThresholds?: Partial<AlarmThresholds>;
+  /**
+   * Subnets to attach every function to (with `vpcSecurityGroupIds`; default none: no VPC). The roles then get
+   * the network-interface permissions Lambda needs; private subnets without NAT need VPC endpoints (README).
+   */
+  readonly vpcSubnetIds?: string[];
+  /** Security groups of the functions in the VPC (with `vpcSubnetIds`). */
+  readonly vpcSecurityGroupIds?: string[];
   /** Default `/`. */
   readonly rolePath?: string;
   readonly rolePermissionsBoundary?: string;
@@ -165,6 +178,8 @@ export const DEFAULTS = {
   maxRunLegs: DEFAULT_MAX_RUN_LEGS,
   // Streaming is how every LangGraph client talks to a server (useStream, Agent Chat UI, runs.stream).
   createStreamFunction: true,
+  // Without it, a URL created since October 2025 answers 403 to every request.
+  createStreamUrlInvokePermission: true,
   // A stream may last as long as a run: Lambda's longest timeout.
   streamTimeout: 900,
   streamReservedConcurrentExecutions: 50,

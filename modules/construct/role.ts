@@ -2,6 +2,7 @@ import { Construct } from "constructs";
 import { Fn, Token } from "../cdktf";
 import { IamRole } from "@cdktf/provider-aws/lib/iam-role";
 import { IamRolePolicy } from "@cdktf/provider-aws/lib/iam-role-policy";
+import type { ITerraformDependable } from "../cdktf";
 import { attributeOf, both, countIf, Flag } from "./expressions";
 import {
   assumeTenantRolePolicy,
@@ -10,6 +11,8 @@ import {
   tenantPolicy,
   tenantTrustPolicy,
   trustPolicy,
+  vpcAccessPolicy,
+  type VpcAccessResources,
 } from "./policies";
 
 export interface RoleProps {
@@ -17,12 +20,23 @@ export interface RoleProps {
   path: string;
   permissionsBoundary?: string;
   tags: Record<string, string>;
+  /** With functions in a VPC: the network-interface permissions Lambda needs (a policy of its own). */
+  vpc?: VpcAccess;
+}
+
+export interface VpcAccess extends VpcAccessResources {
+  /** Whether the functions are in a VPC (`count` of the policy). */
+  enabled: Flag;
 }
 
 /** A function's execution role: trusted by Lambda only, with exactly the permissions of {@link functionPolicy}. */
 export class FunctionRole extends Construct {
   readonly role: IamRole;
   readonly policy: IamRolePolicy;
+  /** With `vpc`: the network-interface permissions (`count`: in a VPC only). */
+  readonly vpcPolicy?: IamRolePolicy;
+  /** What its function must wait for: every policy of the role (Lambda checks ENI permissions at creation). */
+  readonly policies: ITerraformDependable[];
   /**
    * Whether the role exists: always, or with its optional function (`count`). Read its attributes from
    * `roleArn`, `roleId` and `roleName`, which are valid either way.
@@ -64,6 +78,15 @@ export class FunctionRole extends Construct {
       role: this.roleId,
       policy: Fn.jsonencode(functionPolicy(policy)),
     });
+    if (props.vpc !== undefined) {
+      this.vpcPolicy = new IamRolePolicy(this, "vpc", {
+        count: countIf(both(this.create, props.vpc.enabled)),
+        name: "memory-table-vpc",
+        role: this.roleId,
+        policy: Fn.jsonencode(vpcAccessPolicy(props.vpc)),
+      });
+    }
+    this.policies = this.vpcPolicy === undefined ? [this.policy] : [this.policy, this.vpcPolicy];
   }
 }
 

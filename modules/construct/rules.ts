@@ -103,9 +103,22 @@ export const AUTH_ENVIRONMENT_NAMES: readonly string[] = [
 ];
 export const AUTH_ENVIRONMENT_RULE = `none of ${AUTH_ENVIRONMENT_NAMES.join(", ")} (the module sets them from the authorizer's issuer and audiences: the created user pool, or jwt_issuer and jwt_audience)`;
 
-/** A Secrets Manager secret, by its full ARN (with the six-character suffix Secrets Manager adds). */
-export const SECRET_ARN_PATTERN =
+/** Any Secrets Manager secret ARN, complete or partial. */
+export const SECRET_ARN_SHAPE =
   "^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+$";
+/**
+ * A Secrets Manager secret by its complete ARN: with the `-` and six characters Secrets Manager appends to the
+ * name. A partial ARN (without them) matches no secret in an IAM policy's Resource, so the functions would be
+ * denied GetSecretValue at cold start.
+ */
+export const SECRET_ARN_PATTERN =
+  "^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$";
+export const SECRET_ARN_SUFFIX_RULE =
+  "complete Secrets Manager ARNs, ending in the - and six characters Secrets Manager appends to the name (…:secret:<name>-AbCdEf, as the console and the secret's arn attribute give it): a partial ARN matches no secret in the functions' IAM policy";
+
+/** An Allow statement may not pair a wildcard action (s3:*, s3:Get*) with the resource `*`. */
+export const WILDCARD_ON_WILDCARD_RULE =
+  "no Allow statement with a wildcard action (like s3:*) on resource *: name the actions, or the resources";
 /** An SSM Parameter Store parameter, by ARN (`parameter/<name without its leading slash>`). */
 export const PARAMETER_ARN_PATTERN =
   "^arn:aws[a-z-]*:ssm:[a-z0-9-]+:[0-9]{12}:parameter/[A-Za-z0-9/_.-]+$";
@@ -124,6 +137,20 @@ export const ALIAS_NAME_PATTERN = "^[A-Za-z][A-Za-z0-9_-]{0,127}$";
 /** CORS origins: https only (a browser origin over http is readable by anyone on the path), http for local dev. */
 export const CORS_ORIGIN_PATTERN =
   "^(https://[^*\\s/]+|http://(localhost|127\\.0\\.0\\.1)(:[0-9]{1,5})?)$";
+
+/**
+ * Endings a name may not have: the module names resources `<name><suffix>`, and an instance named `x-worker` would
+ * take names of instance `x` (its worker function and log group `x-worker`, its alarms `x-worker-errors`...;
+ * `x-dynamodb-throttles` is both x's table alarm and x-dynamodb's throttles alarm). A test derives this list from
+ * the synthesized module's names, so it cannot fall behind a new resource.
+ */
+export const RESERVED_NAME_ENDINGS = ["-cleaner", "-dynamodb", "-stream", "-worker"] as const;
+export const RESERVED_NAME_ENDING_PATTERN = `(${RESERVED_NAME_ENDINGS.join("|")})$`;
+export const RESERVED_NAME_ENDING_RULE = `a name not ending in ${RESERVED_NAME_ENDINGS.join(", ")} (another instance's resources use those names: x-worker would collide with instance x's worker)`;
+
+/** A VPC subnet id and a security group id (8 or 17 hex digits). */
+export const SUBNET_ID_PATTERN = "^subnet-([0-9a-f]{8}|[0-9a-f]{17})$";
+export const SECURITY_GROUP_ID_PATTERN = "^sg-([0-9a-f]{8}|[0-9a-f]{17})$";
 
 export const ARCHITECTURES = ["arm64", "x86_64"] as const;
 export type Architecture = (typeof ARCHITECTURES)[number];
@@ -145,6 +172,9 @@ const literalEntries = <T>(value: Record<string, T> | undefined): [string, T][] 
 export function assertName(value: string): void {
   if (isLiteral(value) && !new RegExp(NAME_PATTERN).test(value)) {
     reject("name", "3-40 lowercase letters, digits or hyphens, starting with a letter", value);
+  }
+  if (isLiteral(value) && new RegExp(RESERVED_NAME_ENDING_PATTERN).test(value)) {
+    reject("name", RESERVED_NAME_ENDING_RULE, value);
   }
 }
 
@@ -246,7 +276,14 @@ export function assertSecrets(
     }
     if (
       isLiteral(arn) &&
-      !new RegExp(SECRET_ARN_PATTERN).test(arn) &&
+      new RegExp(SECRET_ARN_SHAPE).test(arn) &&
+      !new RegExp(SECRET_ARN_PATTERN).test(arn)
+    ) {
+      reject("secrets", SECRET_ARN_SUFFIX_RULE, arn);
+    }
+    if (
+      isLiteral(arn) &&
+      !new RegExp(SECRET_ARN_SHAPE).test(arn) &&
       !new RegExp(PARAMETER_ARN_PATTERN).test(arn)
     ) {
       reject(
@@ -311,6 +348,14 @@ export function assertGraphPolicyStatements(
     if (isLiteral(statement.resources) && statement.resources.length === 0) {
       reject("graph_policy_statements", `at least one resource in ${sid}`, statement.resources);
     }
+    const resources = isLiteral(statement.resources) ? statement.resources : [];
+    if (
+      effect === "Allow" &&
+      resources.includes("*") &&
+      actions.some((action) => isLiteral(action) && action.includes("*"))
+    ) {
+      reject("graph_policy_statements", `${WILDCARD_ON_WILDCARD_RULE} (${sid})`, actions);
+    }
   }
 }
 
@@ -331,6 +376,35 @@ export function assertCorsOrigins(value: string[], option = "cors_allow_origins"
         "https origins like https://app.example.com (http only for localhost or 127.0.0.1, never *)",
         origin,
       );
+    }
+  }
+}
+
+/** Subnets and security groups: both or neither, each id well formed (literal values only). */
+export function assertVpc(
+  subnetIds: string[] | undefined,
+  securityGroupIds: string[] | undefined,
+): void {
+  const subnets = subnetIds ?? [];
+  const groups = securityGroupIds ?? [];
+  if (!isLiteral(subnets) || !isLiteral(groups)) return;
+  if ((subnets.length === 0) !== (groups.length === 0)) {
+    throw new InvalidConfigurationError(
+      "vpc_subnet_ids",
+      `expected subnets and security groups together (both or neither), got ${subnets.length} subnets and ${groups.length} security groups`,
+    );
+  }
+  for (const [option, ids, pattern, shape] of [
+    ["vpc_subnet_ids", subnets, SUBNET_ID_PATTERN, "subnet-<8 or 17 hex digits>"],
+    ["vpc_security_group_ids", groups, SECURITY_GROUP_ID_PATTERN, "sg-<8 or 17 hex digits>"],
+  ] as const) {
+    for (const id of ids) {
+      if (isLiteral(id) && !new RegExp(pattern).test(id)) {
+        throw new InvalidConfigurationError(
+          option,
+          `expected ids like ${shape}, got ${JSON.stringify(id)}`,
+        );
+      }
     }
   }
 }

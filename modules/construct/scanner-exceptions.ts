@@ -15,8 +15,8 @@ export const SCANNER_EXCEPTIONS = {
   lambdaInVpc: {
     rules: ["checkov CKV_AWS_117"],
     resource: "aws_lambda_function",
-    what: "the functions are not attached to a VPC",
-    why: "they reach only AWS APIs (DynamoDB, Secrets Manager, SSM, X-Ray), over TLS with IAM; a VPC would add NAT or endpoints and cold-start cost and protect nothing they talk to",
+    what: "the functions are not attached to a VPC by default (vpc_subnet_ids and vpc_security_group_ids attach every one)",
+    why: "they reach only AWS APIs (DynamoDB, KMS, Lambda, Secrets Manager, SSM, X-Ray, CloudWatch Logs), over TLS with IAM; a VPC adds NAT or VPC endpoints and protects nothing they talk to, so it is the choice of an organisation that requires it",
   },
   lambdaCodeSigning: {
     rules: ["checkov CKV_AWS_272"],
@@ -37,9 +37,9 @@ export const SCANNER_EXCEPTIONS = {
     why: "a function URL has no JWT authorizer, and AWS_IAM would need SigV4-signed requests, which browsers and the LangGraph SDK do not send. The function verifies the bearer JWT itself before it reads the request: signature against the issuer's published keys (asymmetric algorithms only), iss, exp, nbf and the audience, with the issuer and audiences of the HTTP API's authorizer (the created user pool or jwt_issuer and jwt_audience); a request without a valid token gets the authorizer's 401 and never reaches a route. Streaming needs the URL: HTTP APIs buffer responses and stop at 30 s",
   },
   lambdaPublicPermission: {
-    rules: ["checkov CKV_AWS_301"],
+    rules: ["checkov CKV_AWS_301", "KICS e08ed7eb-f3ef-494d-9d22-2e3db756a347"],
     resource: "aws_lambda_permission",
-    what: "the stream function's resource policy allows principal * to call lambda:InvokeFunctionUrl (auth type NONE) and lambda:InvokeFunction",
-    why: "what authorization_type NONE means: anyone may reach the URL, and the function authenticates (see CKV_AWS_258). Lambda requires lambda:InvokeFunction as well for function URLs created since October 2025; its condition lambda:InvokedViaFunctionUrl needs the argument invoked_via_function_url, which only 6.x releases of the AWS provider have, and the module supports 5.100, so the statement has no condition and also admits direct Invoke calls from any AWS principal. Those reach the same handler and the same JWT verification as the URL. Turn the stream function off (create_stream_function = false) where no public endpoint may exist",
+    what: "the stream function's resource policy allows principal * to call lambda:InvokeFunctionUrl, with the condition lambda:FunctionUrlAuthType = NONE (function_url_auth_type)",
+    why: "what authorization_type NONE means: anyone may reach the URL, and the function authenticates (see CKV_AWS_258). No statement admits a direct Invoke from another account: Lambda's second statement for URLs created since October 2025 (lambda:InvokeFunction) carries the condition lambda:InvokedViaFunctionUrl and is declared through Cloud Control (aws_cloudcontrolapi_resource), which the scanners do not read. Turn the stream function off (create_stream_function = false) where no public endpoint may exist",
   },
 } as const satisfies Record<string, ScannerException>;

@@ -3,10 +3,12 @@ import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group
 import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
 import { LambdaFunctionUrl } from "@cdktf/provider-aws/lib/lambda-function-url";
 import { LambdaPermission } from "@cdktf/provider-aws/lib/lambda-permission";
+import { CloudcontrolapiResource } from "@cdktf/provider-aws/lib/cloudcontrolapi-resource";
+import { Fn } from "../cdktf";
 import { DYNAMODB_ITEM_ACTIONS } from "../../src/table/iam-actions";
 import { IMAGE_HANDLERS } from "../../src/runtime/environment";
 import { ROUTES } from "../../src/runtime/http/routes";
-import { addBlockIfAny, attributeOf, countIf, type Flag } from "./expressions";
+import { addBlockIfAny, attributeOf, both, countIf, type Flag } from "./expressions";
 import { createImageFunction } from "./function";
 import type { Context } from "./props";
 import { FunctionRole, type RoleProps } from "./role";
@@ -30,6 +32,11 @@ export interface StreamFunctionProps {
   context: Context;
   /** Create the function and its URL (a toggle: everything here has `count`). */
   create: Flag;
+  /**
+   * Declare Lambda's second statement for the URL (lambda:InvokeFunction, only through a function URL) through
+   * the Cloud Control API (with `create`); false: the consumer adds it (see the module README).
+   */
+  createInvokeViaUrlPermission: Flag;
   functionName: string;
   image: ImageSettings;
   role: RoleProps;
@@ -55,7 +62,8 @@ export interface StreamFunctionProps {
  * RESPONSE_STREAM mode, so Server-Sent Events reach the client as they are written and runs may take up to the
  * function's timeout (API Gateway's HTTP APIs buffer responses and stop waiting at 30 s). A function URL has no
  * JWT authorizer: its auth type is NONE and the function verifies every request's token against the issuer's keys
- * before it reads anything else (a documented scanner exception, see scanner-exceptions.ts). Its role is the API
+ * before it reads anything else (a documented scanner exception, see scanner-exceptions.ts). No statement of its
+ * resource policy admits a direct Invoke from another account: both are conditioned on the function URL. Its role is the API
  * function's least privilege: the table's item actions, its own log group, invoking the worker only.
  */
 export class StreamFunction extends Construct {
@@ -64,8 +72,11 @@ export class StreamFunction extends Construct {
   readonly url: LambdaFunctionUrl;
   /** Anyone may call the URL (lambda:InvokeFunctionUrl, auth type NONE): the function authenticates. */
   readonly urlPermission: LambdaPermission;
-  /** Lambda's second check for URLs created since October 2025 (lambda:InvokeFunction). */
-  readonly invokePermission: LambdaPermission;
+  /**
+   * Lambda's second check for URLs created since October 2025: lambda:InvokeFunction for principal `*` only when
+   * invoked through a function URL (condition lambda:InvokedViaFunctionUrl), declared through Cloud Control.
+   */
+  readonly invokeViaUrlPermission: CloudcontrolapiResource;
   /** Attributes valid whether it is created or not (null when it is not). */
   readonly functionName: string;
   readonly functionArn: string;
@@ -102,7 +113,7 @@ export class StreamFunction extends Construct {
       logGroupName: attributeOf(props.logGroup, "name"),
       logLevel: props.logLevel,
       environment: props.environment,
-      dependsOn: [props.logGroup, this.role.policy],
+      dependsOn: [props.logGroup, ...this.role.policies],
     });
     this.functionName = attributeOf(this.function, "function_name");
     this.functionArn = attributeOf(this.function, "arn");
@@ -128,21 +139,68 @@ export class StreamFunction extends Construct {
       functionUrlAuthType: "NONE",
       dependsOn: [this.url],
     });
-    // Function URLs created since October 2025 also need lambda:InvokeFunction. Its condition
-    // `lambda:InvokedViaFunctionUrl` (the argument invoked_via_function_url) exists in 6.x releases of the
-    // provider only, and this module supports 5.100: unconditioned, the statement also lets any AWS principal
-    // call Invoke directly, which reaches the same handler and the same JWT verification as the URL (a
-    // documented scanner exception).
-    this.invokePermission = new LambdaPermission(this, "invoke_permission", {
-      count,
-      statementId: "AllowInvokeThroughFunctionUrl",
-      action: "lambda:InvokeFunction",
-      functionName: this.functionName,
-      principal: "*",
+    // Function URLs created since October 2025 also need lambda:InvokeFunction, with the condition
+    // lambda:InvokedViaFunctionUrl so that it admits calls through the URL and no direct Invoke. The argument
+    // that sets it (invoked_via_function_url) exists in provider 6.28.0 and later only; on 5.100 the same
+    // AddPermission call is made by Cloud Control (CloudFormation's AWS::Lambda::Permission has the property).
+    // The schema is given so that planning needs no CloudFormation DescribeType call.
+    this.invokeViaUrlPermission = new CloudcontrolapiResource(this, "invoke_via_url_permission", {
+      count: countIf(both(props.create, props.createInvokeViaUrlPermission)),
+      typeName: LAMBDA_PERMISSION_TYPE,
+      schema: JSON.stringify(LAMBDA_PERMISSION_SCHEMA),
+      desiredState: Fn.jsonencode({
+        FunctionName: this.functionName,
+        Action: "lambda:InvokeFunction",
+        Principal: "*",
+        InvokedViaFunctionUrl: true,
+      }),
       dependsOn: [this.urlPermission],
     });
   }
 }
+
+/** The statement id a consumer gives the second statement when they add it themselves. */
+export const STREAM_URL_INVOKE_STATEMENT_ID = "AllowInvokeViaFunctionUrl";
+
+/** The CloudFormation resource type behind the second statement. */
+export const LAMBDA_PERMISSION_TYPE = "AWS::Lambda::Permission";
+
+/**
+ * The properties of AWS::Lambda::Permission the provider validates `desired_state` against at plan time (from
+ * CloudFormation's template reference); Cloud Control applies with the registry's own schema.
+ */
+export const LAMBDA_PERMISSION_SCHEMA = {
+  typeName: LAMBDA_PERMISSION_TYPE,
+  description:
+    "The AWS::Lambda::Permission resource grants an AWS service or another account permission to use a function.",
+  additionalProperties: false,
+  properties: {
+    Id: { type: "string" },
+    Action: { type: "string" },
+    EventSourceToken: { type: "string" },
+    FunctionName: { type: "string" },
+    FunctionUrlAuthType: { type: "string", enum: ["AWS_IAM", "NONE"] },
+    InvokedViaFunctionUrl: { type: "boolean" },
+    Principal: { type: "string" },
+    PrincipalOrgID: { type: "string" },
+    SourceAccount: { type: "string" },
+    SourceArn: { type: "string" },
+  },
+  required: ["FunctionName", "Action", "Principal"],
+  createOnlyProperties: [
+    "/properties/Action",
+    "/properties/EventSourceToken",
+    "/properties/FunctionName",
+    "/properties/FunctionUrlAuthType",
+    "/properties/InvokedViaFunctionUrl",
+    "/properties/Principal",
+    "/properties/PrincipalOrgID",
+    "/properties/SourceAccount",
+    "/properties/SourceArn",
+  ],
+  readOnlyProperties: ["/properties/Id"],
+  primaryIdentifier: ["/properties/FunctionName", "/properties/Id"],
+} as const;
 
 /** CORS only for listed origins (none: no CORS configuration, so browsers of other origins are refused). */
 function addCors(url: LambdaFunctionUrl, origins: string[]): void {

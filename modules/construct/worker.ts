@@ -15,7 +15,7 @@ import { isLiteral } from "./rules";
 /** The image settings every function shares. */
 export type ImageSettings = Pick<
   ImageFunctionProps,
-  "imageUri" | "entryPoint" | "architecture" | "kmsKeyArn" | "tags"
+  "imageUri" | "entryPoint" | "architecture" | "kmsKeyArn" | "tags" | "vpc"
 >;
 
 export interface WorkerProps {
@@ -95,7 +95,7 @@ export class Worker extends Construct {
       logGroupName: logGroup.name,
       logLevel: props.logLevel,
       environment: props.environment,
-      dependsOn: [logGroup, this.role.policy],
+      dependsOn: [logGroup, ...this.role.policies],
     });
     // No dead-letter queue: a destination record carries the job and why it failed, and the worker reads
     // `requestPayload`; a dead-letter queue as well would deliver each failure twice, the second without it.

@@ -101,6 +101,24 @@ describe("Dockerfile", () => {
     }
   });
 
+  it("removes from the runtime stage what the runtime never reads: C headers, Node's docs and man pages", () => {
+    const removed = runs(finalStage).join("\n");
+    for (const path of [
+      "/usr/local/include",
+      "/usr/local/share/doc",
+      "/usr/local/share/man",
+      "/usr/local/share/systemtap",
+      "/usr/local/CHANGELOG.md",
+      "/usr/local/README.md",
+    ]) {
+      expect(removed).toContain(path);
+    }
+    // Node's license stays with Node.
+    expect(removed).not.toContain("/usr/local/LICENSE");
+    // The build stage still builds against those headers.
+    expect(runs(dockerfile.stages[0]!).join("\n")).not.toContain("/usr/local/include");
+  });
+
   it("builds with npm ci and `npm run build:image`, and ships exactly that tree, read-only, owned by root", () => {
     const buildStage = dockerfile.stages[0]!;
     const buildRuns = runs(buildStage).join("\n");

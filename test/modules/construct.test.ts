@@ -536,7 +536,7 @@ describe("MemoryTable construct (synth)", () => {
       /^Invalid alarm_sns_topic_arn: expected a standard SNS topic ARN/,
     ],
     [
-      { createAlarms: true, alarmThresholds: { runsFailed: -1 } },
+      { createAlarms: true, createAlarmTopic: true, alarmThresholds: { runsFailed: -1 } },
       /^Invalid alarm_thresholds: expected runsFailed to be a number, 0 or more, got -1$/,
     ],
     [{ corsAllowOrigins: ["*"] }, /^Invalid cors_allow_origins: expected https origins like/],
@@ -627,6 +627,34 @@ describe("MemoryTable construct (synth)", () => {
     [
       { webhookAllowedHosts: ["https://hooks.example.com"] },
       /^Invalid webhook_allowed_hosts: expected .* \(no scheme: webhooks are posted over https\), got "https:\/\/hooks\.example\.com"$/,
+    ],
+    [
+      {
+        secrets: {
+          OPENAI_API_KEY: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:agents/openai",
+        },
+      },
+      /^Invalid secrets: expected complete Secrets Manager ARNs, ending in the - and six characters .*, got "arn:aws:secretsmanager:eu-west-1:123456789012:secret:agents\/openai"$/,
+    ],
+    [
+      { graphPolicyStatements: { ReadAll: { actions: ["s3:*"], resources: ["*"] } } },
+      /^Invalid graph_policy_statements: expected no Allow statement with a wildcard action \(like s3:\*\) on resource \*: name the actions, or the resources \(ReadAll\), got \["s3:\*"\]$/,
+    ],
+    [
+      { createAlarms: true },
+      /^Invalid create_alarms: expected an alarm topic with it \(create_alarm_topic = true, or alarm_sns_topic_arn\): alarms without actions notify nobody, got none$/,
+    ],
+    [
+      { vpcSubnetIds: ["subnet-0123456789abcdef0"] },
+      /^Invalid vpc_subnet_ids: expected subnets and security groups together \(both or neither\), got 1 subnets and 0 security groups$/,
+    ],
+    [
+      { vpcSubnetIds: ["subnet-12"], vpcSecurityGroupIds: ["sg-0123456789abcdef0"] },
+      /^Invalid vpc_subnet_ids: expected ids like subnet-<8 or 17 hex digits>, got "subnet-12"$/,
+    ],
+    [
+      { vpcSubnetIds: ["subnet-0123456789abcdef0"], vpcSecurityGroupIds: ["default"] },
+      /^Invalid vpc_security_group_ids: expected ids like sg-<8 or 17 hex digits>, got "default"$/,
     ],
   ] as [Partial<MemoryTableProps>, RegExp][])(
     "rejects %j before creating anything",
@@ -837,7 +865,7 @@ describe("MemoryTable construct: what a graph needs, alarms, published versions 
         (_, id: string) => functionNames[id]!,
       ),
     );
-    expect(alarmNames.sort()).toEqual(
+    expect([...alarmNames].sort()).toEqual(
       [
         "agents-api-5xx-rate",
         "agents-errors",
@@ -859,8 +887,38 @@ describe("MemoryTable construct: what a graph needs, alarms, published versions 
         "agents-cleaner-iterator-age",
         "agents-dead-letter-queue",
         "agents-dynamodb-throttles",
+        // Near a limit: the API's p99 latency, each function's reserved concurrency, the timeout of the
+        // functions that should never run long, and the stream URL's 5xx rate.
+        "agents-api-latency",
+        "agents-concurrency",
+        "agents-worker-concurrency",
+        "agents-stream-concurrency",
+        "agents-cleaner-concurrency",
+        "agents-duration",
+        "agents-cleaner-duration",
+        "agents-stream-url-5xx-rate",
       ].sort(),
     );
+    const byName = (name: string) => alarms[alarmNames.indexOf(name)]![1];
+    // Defaults: 90 % of the API function's 29 s, 80 % of its 50 reserved; p99 over 10 s.
+    expect(byName("agents-duration")).toMatchObject({
+      metric_name: "Duration",
+      statistic: "Maximum",
+      threshold: 26_100,
+    });
+    expect(byName("agents-concurrency")).toMatchObject({
+      metric_name: "ConcurrentExecutions",
+      statistic: "Maximum",
+      threshold: 40,
+    });
+    // Provisioned concurrency off (a literal): no spillover alarm at all.
+    expect(alarmNames).not.toContain("agents-provisioned-spillover");
+    expect(byName("agents-api-latency")).toMatchObject({
+      namespace: "AWS/ApiGateway",
+      metric_name: "Latency",
+      extended_statistic: "p99",
+      threshold: 10_000,
+    });
     for (const [, alarm] of alarms) {
       expect(alarm).toMatchObject({
         count: 1,
@@ -911,7 +969,7 @@ describe("MemoryTable construct: what a graph needs, alarms, published versions 
   });
 
   it("counts failed and timed-out runs from the runtime's own metric line, per function", () => {
-    const synthesized = synthesize(build({ createAlarms: true }).stack);
+    const synthesized = synthesize(build({ createAlarms: true, createAlarmTopic: true }).stack);
     const lines: Record<string, Record<string, unknown>> = {};
     const metrics = (outcome: "failed" | "deadline") =>
       new RunMetrics((line) => (lines[outcome] = JSON.parse(line) as Record<string, unknown>));
@@ -1137,6 +1195,7 @@ describe("MemoryTable construct: the background-run worker (synth)", () => {
     const synthesized = synthesize(
       build({
         createAlarms: true,
+        createAlarmTopic: true,
         alarmThresholds: { workerFailedJobs: 2, workerFailureQueueAgeSeconds: 900 },
       }).stack,
     );
@@ -1212,14 +1271,19 @@ describe("MemoryTable construct: the stream function (synth)", () => {
         function_url_auth_type: "NONE",
         depends_on: [`aws_lambda_function_url.${urlName}`],
       },
-      {
+    ]);
+    // Lambda's second statement, conditioned on the function URL: declared through Cloud Control, as provider
+    // 5.x's aws_lambda_permission cannot set lambda:InvokedViaFunctionUrl.
+    const invokeViaUrl = resourcesOf(synthesized, "aws_cloudcontrolapi_resource").map(
+      ([, resource]) => resource,
+    );
+    expect(invokeViaUrl).toEqual([
+      expect.objectContaining({
         count: 1,
-        statement_id: "AllowInvokeThroughFunctionUrl",
-        action: "lambda:InvokeFunction",
-        function_name: functionName,
-        principal: "*",
+        type_name: "AWS::Lambda::Permission",
+        desired_state: `\${jsonencode({"FunctionName" = ${functionName.slice(2, -1)}, "Action" = "lambda:InvokeFunction", "Principal" = "*", "InvokedViaFunctionUrl" = true})}`,
         depends_on: [expect.stringMatching(/^aws_lambda_permission\..*url_permission/)],
-      },
+      }),
     ]);
     // Invoked synchronously by its URL: no dead-letter queue, no asynchronous invoke configuration.
     expect(streamFunction(synthesized)[1].dead_letter_config).toBeUndefined();
@@ -1354,6 +1418,7 @@ describe("MemoryTable construct: the stream function (synth)", () => {
       build({
         createStreamFunction: false,
         createAlarms: true,
+        createAlarmTopic: true,
         createTenantRole: true,
         attachTenantRoleAssumePolicy: true,
         secrets: {
@@ -1381,6 +1446,9 @@ describe("MemoryTable construct: the stream function (synth)", () => {
         "aws_cloudwatch_metric_alarm",
         "aws_cloudwatch_metric_alarm",
         "aws_cloudwatch_metric_alarm",
+        // Its concurrency near the reserved limit, its URL's 5xx rate.
+        "aws_cloudwatch_metric_alarm",
+        "aws_cloudwatch_metric_alarm",
         "aws_iam_role",
         "aws_iam_role_policy",
         "aws_iam_role_policy",
@@ -1390,7 +1458,7 @@ describe("MemoryTable construct: the stream function (synth)", () => {
         "aws_lambda_function",
         "aws_lambda_function_url",
         "aws_lambda_permission",
-        "aws_lambda_permission",
+        "aws_cloudcontrolapi_resource",
       ].sort(),
     );
     for (const { address, config } of streamResources) {
@@ -1411,8 +1479,43 @@ describe("MemoryTable construct: the stream function (synth)", () => {
       resourcesOf(synthesized, "aws_cloudwatch_metric_alarm").filter(
         ([, alarm]) => alarm.count === 1,
       ),
-    ).toHaveLength(16);
+    ).toHaveLength(22);
     expect(fnName).toMatch(/stream_function/);
     expectSecurityBar(synthesize(build({ createStreamFunction: false }).stack));
+  });
+});
+
+describe("MemoryTable construct: functions in a VPC (synth)", () => {
+  it("attaches every function and gives every role the scoped network-interface actions, only when asked", () => {
+    const subnets = ["subnet-0123456789abcdef0", "subnet-89abcdef"];
+    const groups = ["sg-0123456789abcdef0"];
+    const synthesized = synthesize(
+      build({ vpcSubnetIds: subnets, vpcSecurityGroupIds: groups }).stack,
+    );
+    const functions = resourcesOf(synthesized, "aws_lambda_function");
+    expect(functions).toHaveLength(4);
+    for (const [, fn] of functions) {
+      expect(fn.vpc_config).toEqual({ subnet_ids: subnets, security_group_ids: groups });
+      expect(fn.depends_on).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^aws_iam_role_policy\..*_vpc_/)]),
+      );
+    }
+    const vpcPolicies = resourcesOf(synthesized, "aws_iam_role_policy").filter(
+      ([, policy]) => policy.name === "memory-table-vpc",
+    );
+    expect(vpcPolicies).toHaveLength(4);
+    expect(new Set(vpcPolicies.map(([, policy]) => policy.role)).size).toBe(4);
+    expect(String(vpcPolicies[0]![1].policy)).toContain(":*:subnet/subnet-89abcdef");
+
+    const without = synthesize(build().stack);
+    for (const [, fn] of resourcesOf(without, "aws_lambda_function")) {
+      expect(fn.vpc_config).toBeUndefined();
+      expect(fn.dynamic).toBeUndefined();
+    }
+    expect(
+      resourcesOf(without, "aws_iam_role_policy").filter(
+        ([, policy]) => policy.name === "memory-table-vpc",
+      ),
+    ).toEqual([]);
   });
 });

@@ -63,6 +63,35 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     for (const change of changes) expect(change.change.actions).toEqual(["create"]);
   });
 
+  it("plans no Lambda permission that lets principal * invoke without the function-URL condition", () => {
+    const permissions = changes.filter((change) => change.type === "aws_lambda_permission");
+    expect(permissions.length).toBeGreaterThan(0);
+    const unconditioned = permissions
+      .filter((change) => change.change.after.principal === "*")
+      .filter(
+        (change) =>
+          change.change.after.action !== "lambda:InvokeFunctionUrl" ||
+          change.change.after.function_url_auth_type !== "NONE",
+      )
+      .map((change) => change.address);
+    expect(unconditioned).toEqual([]);
+    // The same for the statements declared through Cloud Control.
+    const viaCloudControl = changes
+      .filter(
+        (change) =>
+          change.type === "aws_cloudcontrolapi_resource" &&
+          change.change.after.type_name === "AWS::Lambda::Permission",
+      )
+      .map(
+        (change) =>
+          JSON.parse(String(change.change.after.desired_state)) as Record<string, unknown>,
+      );
+    expect(viaCloudControl.length).toBeGreaterThan(0);
+    for (const state of viaCloudControl) {
+      expect(state).toMatchObject({ Principal: "*", InvokedViaFunctionUrl: true });
+    }
+  });
+
   it.each(["support", "billing"])("keeps the security bar on planned values (%s)", (key) => {
     const table = one(key, "aws_dynamodb_table");
     expect(table.change.after).toMatchObject({
@@ -359,7 +388,13 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
 
     const alarms = inModule(key, "aws_cloudwatch_metric_alarm");
     // 16, and the stream function's errors, throttles, failed and timed-out runs.
-    expect(alarms).toHaveLength(20);
+    // With provisioned concurrency: its spillover alarm too.
+    expect(alarms).toHaveLength(29);
+    expect(
+      one(key, "aws_cloudwatch_metric_alarm", (alarm) =>
+        alarm.address.includes("alarms_function_provisioned_spillover"),
+      ).change.after.dimensions,
+    ).toEqual({ FunctionName: "agents-support", Resource: "agents-support:live" });
     for (const alarm of alarms) {
       expect(String(alarm.change.after.alarm_name)).toMatch(/^agents-support-/);
       expect(alarm.change.after.tags).toEqual({ team: key });
@@ -369,6 +404,54 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     expect(one(key, "aws_sns_topic").change.after.name).toBe("agents-support-alarms");
     expect(inModule(key, "aws_kms_key")).toHaveLength(2);
     expect(inModule(key, "aws_ecr_repository")).toHaveLength(1);
+  });
+
+  it("attaches every function to the VPC where subnets are given, with scoped network-interface permissions", () => {
+    const functions = inModule("support", "aws_lambda_function");
+    expect(functions).toHaveLength(4);
+    for (const fn of functions) {
+      expect(fn.change.after.vpc_config).toEqual([
+        expect.objectContaining({
+          subnet_ids: ["subnet-0123456789abcdef0", "subnet-0fedcba9876543210"],
+          security_group_ids: ["sg-0123456789abcdef0"],
+        }),
+      ]);
+    }
+    const vpcPolicies = inModule("support", "aws_iam_role_policy").filter(
+      (policy) => policy.change.after.name === "memory-table-vpc",
+    );
+    expect(vpcPolicies).toHaveLength(4);
+    for (const policy of vpcPolicies) {
+      const statements = (
+        JSON.parse(String(policy.change.after.policy)) as {
+          Statement: { Sid: string; Action: string[]; Resource: string | string[] }[];
+        }
+      ).Statement;
+      expect(statements).toEqual([
+        expect.objectContaining({
+          Sid: "VpcCreateNetworkInterface",
+          Action: ["ec2:CreateNetworkInterface"],
+          Resource: [
+            "arn:aws:ec2:eu-west-1:123456789012:network-interface/*",
+            "arn:aws:ec2:eu-west-1:*:subnet/subnet-0123456789abcdef0",
+            "arn:aws:ec2:eu-west-1:*:subnet/subnet-0fedcba9876543210",
+            "arn:aws:ec2:eu-west-1:*:security-group/sg-0123456789abcdef0",
+          ],
+        }),
+        expect.objectContaining({
+          Sid: "VpcManageNetworkInterfaces",
+          Resource: ["arn:aws:ec2:eu-west-1:123456789012:network-interface/*"],
+        }),
+        expect.objectContaining({
+          Sid: "VpcDescribe",
+          Action: ["ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets"],
+          Resource: "*",
+        }),
+      ]);
+    }
+    for (const fn of inModule("billing", "aws_lambda_function")) {
+      expect(fn.change.after.vpc_config).toEqual([]);
+    }
   });
 
   it("plans every toggle off: none of the optional resources", () => {
@@ -465,7 +548,16 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
       .filter((change) => change.change.after.principal === "*")
       .map((change) => change.change.after.action)
       .sort();
-    expect(publicPermissions).toEqual(["lambda:InvokeFunction", "lambda:InvokeFunctionUrl"]);
+    expect(publicPermissions).toEqual(["lambda:InvokeFunctionUrl"]);
+    // Lambda's second statement: to *, only through a function URL (no direct Invoke from any account).
+    const invokeViaUrl = one(key, "aws_cloudcontrolapi_resource");
+    expect(invokeViaUrl.change.after.type_name).toBe("AWS::Lambda::Permission");
+    expect(JSON.parse(String(invokeViaUrl.change.after.desired_state))).toEqual({
+      FunctionName: `agents-${key}-stream`,
+      Action: "lambda:InvokeFunction",
+      Principal: "*",
+      InvokedViaFunctionUrl: true,
+    });
     expect(
       one(
         key,
