@@ -278,7 +278,9 @@ describe("the dev server (compiled, as npm start runs it)", () => {
     // langgraph.json's env reached the runtime's configuration: LANGGRAPH_CONFIG set there configures the graph's
     // system assistant.
     const [assistant] = await client.assistants.search({ graphId: "compiled" });
-    expect(assistant?.config).toMatchObject({ configurable: { greeting: "from langgraph.json env" } });
+    expect(assistant?.config).toMatchObject({
+      configurable: { greeting: "from langgraph.json env" },
+    });
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, "compiled", { input: {} });
     // The second run starts from the first one's checkpoint: the graph runs on the dev server's saver.
