@@ -1,11 +1,16 @@
 import { InvalidEventError } from "../shared/errors";
+import { RECOVERY_SWEEP_KIND, type RecoverySweepEvent } from "../shared/worker-events";
 import { assembleRuntime, flushCallbacks, type HandlerOptions } from "./assembly";
 import { parseRunJob, type RunJobEvent } from "./runs/dispatchers";
 import type { RunJob } from "./runs/run-manager";
 import type { HandlerContext } from "./types";
 
-/** What the worker function handles: a run job, or an SQS batch of jobs Lambda could not run. */
-export type WorkerEvent = RunJobEvent | { Records: Array<{ body?: string; messageId?: string }> };
+/**
+ * What the worker function handles: a run job, an SQS batch of jobs Lambda could not run, or the scheduled
+ * recovery sweep.
+ */
+export type WorkerEvent =
+  RunJobEvent | { Records: Array<{ body?: string; messageId?: string }> } | RecoverySweepEvent;
 
 export type WorkerHandler = (event: unknown, context?: HandlerContext) => Promise<WorkerResult>;
 
@@ -14,6 +19,8 @@ export interface WorkerResult {
   jobs: number;
   /** SQS records (by message id) that could not be handled: Lambda returns them to the queue. */
   batchItemFailures: Array<{ itemIdentifier: string }>;
+  /** A recovery sweep: the threads whose stalled or waiting runs it set going again. */
+  recovered?: number;
 }
 
 /** Time kept free at the end of a worker invocation to record how a leg ended and hand over. */
@@ -53,6 +60,11 @@ export function createWorkerHandler(options: HandlerOptions): WorkerHandler {
         }
       }
       return { jobs: records.length - failures.length, batchItemFailures: failures };
+    }
+    if ((event as { kind?: unknown })?.kind === RECOVERY_SWEEP_KIND) {
+      const recovered = await manager.sweep();
+      runtime.logger.info({ recovered }, "recovery sweep");
+      return { jobs: 0, recovered, batchItemFailures: [] };
     }
     const job = parseRunJob(event);
     try {

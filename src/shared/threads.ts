@@ -120,6 +120,11 @@ export interface ThreadStore {
   releaseLease(input: ReleaseLeaseInput): Promise<boolean>;
   /** The tenant's threads (optionally in one status, or only some ids), read lazily; see ThreadScan. */
   scan(input: ScanThreadsInput): ThreadScan;
+  /**
+   * Every tenant's threads with a run on them (RUNNING, queued or continuing), read lazily, for the recovery
+   * sweep. A thread may be listed that settled meanwhile: the sweep reads each record before it acts.
+   */
+  unsettledThreads(): AsyncIterable<{ tenantId: string; threadId: string }>;
   /** Merges metadata into an existing thread's; throws ThreadNotFoundError. */
   patchMetadata(input: PatchThreadInput): Promise<ThreadRecord>;
   /**

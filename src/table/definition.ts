@@ -56,6 +56,11 @@ export const THREAD_ATTRIBUTES = {
    * generation (an expired or deleted thread whose items the cleaner has not removed yet) are never read.
    */
   generation: "gen",
+  /**
+   * `u<shard>` while a run is on the thread (RUNNING, queued or continuing), absent otherwise: the partition key of
+   * the sparse threads-unsettled index the recovery sweep reads.
+   */
+  unsettled: "unsettled",
   /** Id of the run (or deletion) that holds the thread. */
   leaseOwner: "lease_owner",
   /** Epoch milliseconds at which the lease lapses (the Lambda deadline of its holder). */
@@ -160,6 +165,22 @@ export const THREADS_BY_STATUS_INDEX = {
   projection: "ALL",
 } as const;
 
+/**
+ * Threads with a run on them (RUNNING, queued or continuing), for the recovery sweep that takes over runs whose
+ * process died when nothing reads them. Sparse and keys only: a thread enters when a run takes or joins it and
+ * leaves when the last one ends (two index writes per run; a lease renewal writes none), spread over
+ * {@link UNSETTLED_SHARDS} partitions so no index partition takes every run's writes.
+ */
+export const THREADS_UNSETTLED_INDEX = {
+  name: "threads-unsettled",
+  partitionKey: THREAD_ATTRIBUTES.unsettled,
+  sortKey: THREAD_ATTRIBUTES.createdAt,
+  projection: "KEYS_ONLY",
+} as const;
+
+/** Partitions of the threads-unsettled index (`u0` to `u9`). */
+export const UNSETTLED_SHARDS = 10;
+
 export interface AttributeDefinition {
   name: string;
   type: "S" | "N" | "B";
@@ -190,10 +211,15 @@ export const TABLE_DEFINITION: TableDefinition = {
     { name: TABLE_KEYS.sortKey, type: "S" },
     { name: THREADS_BY_TENANT_INDEX.partitionKey, type: "S" },
     { name: THREADS_BY_STATUS_INDEX.partitionKey, type: "S" },
+    { name: THREADS_UNSETTLED_INDEX.partitionKey, type: "S" },
     { name: THREADS_BY_TENANT_INDEX.sortKey, type: "N" },
     { name: THREADS_BY_STATUS_INDEX.sortKey, type: "N" },
   ],
-  globalSecondaryIndexes: [{ ...THREADS_BY_TENANT_INDEX }, { ...THREADS_BY_STATUS_INDEX }],
+  globalSecondaryIndexes: [
+    { ...THREADS_BY_TENANT_INDEX },
+    { ...THREADS_BY_STATUS_INDEX },
+    { ...THREADS_UNSETTLED_INDEX },
+  ],
   ttlAttribute: TTL_ATTRIBUTE,
   streamViewType: "KEYS_ONLY",
 };

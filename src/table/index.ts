@@ -7,6 +7,7 @@ export {
   TABLE_KEYS,
   THREADS_BY_STATUS_INDEX,
   THREADS_BY_TENANT_INDEX,
+  THREADS_UNSETTLED_INDEX,
   TTL_ATTRIBUTE,
   createTableInput,
   type AttributeDefinition,

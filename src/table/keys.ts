@@ -114,6 +114,30 @@ export function parseThreadPartitionKey(tenantId: string, pk: string): string | 
 }
 
 /**
+ * The tenant and thread of any thread's partition key (an encoded thread id never contains `#`, so the last `#`
+ * separates them); undefined for a key that is no thread's.
+ */
+export function parseAnyThreadPartitionKey(
+  pk: string,
+): { tenantId: string; threadId: string } | undefined {
+  const at = pk.lastIndexOf(SEPARATOR);
+  if (at <= 0 || at === pk.length - 1 || pk[at - 1] === SEPARATOR) return undefined;
+  return { tenantId: pk.slice(0, at), threadId: decodeKeyPart(pk.slice(at + 1)) };
+}
+
+/** A partition of the threads-unsettled index, by shard number. */
+export function unsettledPartition(shard: number): string {
+  return `u${shard}`;
+}
+
+/** The threads-unsettled index partition of a thread's partition key: a stable spread over the shards. */
+export function unsettledShard(pk: string, shards: number): string {
+  let hash = 0;
+  for (let index = 0; index < pk.length; index++) hash = (hash * 31 + pk.charCodeAt(index)) >>> 0;
+  return unsettledPartition(hash % shards);
+}
+
+/**
  * A tenant's partition that is not a thread's: `<tenant>##<kind>` (assistants, the long-term memory store).
  * An encoded thread id never contains `#`, so no thread's partition key can equal one of these.
  */

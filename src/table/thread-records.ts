@@ -43,7 +43,7 @@ import {
 } from "./thread-record-model";
 import { removeThreadLeftovers } from "./thread-removal";
 import { ThreadRuleWriter } from "./thread-rule-writer";
-import { scanThreadRecords, tenantThreadIds } from "./thread-scan";
+import { scanThreadRecords, tenantThreadIds, unsettledThreads } from "./thread-scan";
 
 // Attempts of a read-decide-write on the record's metadata before giving up as busy.
 const MAX_QUEUE_ATTEMPTS = 5;
@@ -206,6 +206,11 @@ export class ThreadRecords implements ThreadStore {
     return this.ruleWriter.apply(input.tenantId, input.threadId, this.now(), (record) =>
       rules.decideCancel(record, input),
     );
+  }
+
+  /** Through the threads-unsettled index (thread-scan.ts). */
+  unsettledThreads(): AsyncIterable<{ tenantId: string; threadId: string }> {
+    return unsettledThreads(this.table);
   }
 
   /** Through the thread indexes (thread-scan.ts): an inbox status's own, else the tenant's. */

@@ -3,7 +3,7 @@ import type * as rules from "../shared/run-rules";
 import { sleep } from "../shared/sleep";
 import type { ThreadRecord } from "../shared/threads";
 import type { Item, TableClient } from "./client";
-import { THREAD_ATTRIBUTES as A } from "./definition";
+import { THREAD_ATTRIBUTES as A, UNSETTLED_SHARDS } from "./definition";
 import { isExpired, notExpired, type ExpiryPolicy } from "./expiry";
 import {
   allOf,
@@ -12,7 +12,7 @@ import {
   type Expression,
   type UpdateFragment,
 } from "./expressions";
-import { threadPartitionKey } from "./keys";
+import { threadPartitionKey, unsettledShard } from "./keys";
 import type { ThreadRecordCache } from "./thread-record-cache";
 import {
   newGeneration,
@@ -156,8 +156,28 @@ export class ThreadRuleWriter {
     if (next.runQueue.join("\n") !== (record?.runQueue ?? []).join("\n")) {
       fragments.push(setOrRemove("queue", A.runQueue, next.runQueue));
     }
+    // The recovery sweep's marker follows whether a run is on the thread; written only when that changes (a
+    // record from before the marker existed gets it at its next write).
+    const marked = live?.[A.unsettled] !== undefined;
+    if (hasRunOn(next) !== marked) {
+      const pk = threadPartitionKey(tenantId, next.threadId);
+      fragments.push(
+        setOrRemove(
+          "unsettled",
+          A.unsettled,
+          marked ? undefined : unsettledShard(pk, UNSETTLED_SHARDS),
+        ),
+      );
+    }
     return fragments;
   }
+}
+
+/** A run holds, continues on or waits for the thread (what the recovery sweep looks at). */
+function hasRunOn(record: ThreadRecord): boolean {
+  return (
+    record.status === "RUNNING" || record.runQueue.length > 0 || record.continuing !== undefined
+  );
 }
 
 /** The record's revision as read (0 before the rulebook first changed it). */

@@ -10,10 +10,17 @@ import {
   THREAD_ATTRIBUTES as A,
   THREADS_BY_STATUS_INDEX,
   THREADS_BY_TENANT_INDEX,
+  THREADS_UNSETTLED_INDEX,
+  UNSETTLED_SHARDS,
 } from "./definition";
 import { isExpired } from "./expiry";
 import { indexPartition } from "./expressions";
-import { parseThreadPartitionKey, threadPartitionKey } from "./keys";
+import {
+  parseAnyThreadPartitionKey,
+  parseThreadPartitionKey,
+  threadPartitionKey,
+  unsettledPartition,
+} from "./keys";
 import { recordKey, tenantStatus, toRecord } from "./thread-record-model";
 
 /** Reading a tenant's threads through the table's thread indexes, for ThreadRecords. */
@@ -35,6 +42,26 @@ export async function* tenantThreadIds(
     for (const item of page) {
       const threadId = parseThreadPartitionKey(tenantId, String(item[TABLE_KEYS.partitionKey]));
       if (threadId !== undefined) yield threadId;
+    }
+  }
+}
+
+/**
+ * Every thread with a run on it, of every tenant (the threads-unsettled index, shard by shard): what the recovery
+ * sweep looks at. Keys only; each thread's record is read by whoever recovers it.
+ */
+export async function* unsettledThreads(
+  table: TableClient,
+): AsyncGenerator<{ tenantId: string; threadId: string }> {
+  for (let shard = 0; shard < UNSETTLED_SHARDS; shard++) {
+    for await (const page of table.queryPages({
+      IndexName: THREADS_UNSETTLED_INDEX.name,
+      ...indexPartition(THREADS_UNSETTLED_INDEX.partitionKey, unsettledPartition(shard)),
+    })) {
+      for (const item of page) {
+        const thread = parseAnyThreadPartitionKey(String(item[TABLE_KEYS.partitionKey]));
+        if (thread) yield thread;
+      }
     }
   }
 }

@@ -3,6 +3,8 @@ import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHandler, type ApiHandler } from "../../src/runtime/handler";
+import { createWorkerHandler } from "../../src/runtime/worker";
+import { RECOVERY_SWEEP_KIND } from "../../src/shared/worker-events";
 import { localEndpoint } from "../support/dynamodb";
 import { recoveryGraph } from "./fixtures/recovery-graph";
 import { apiEvent, createTable, quietLogger, type TableHandle } from "./support";
@@ -13,6 +15,7 @@ const TENANT = "tenant-recovery";
 const READ = "read-1";
 const SWEPT = "swept-1";
 const INVOKED = "invoked-1";
+const SCHEDULED = "scheduled-1";
 
 /**
  * Stalled runs after a real crash, on DynamoDB Local: a child process (the library's handler, its in-process
@@ -50,7 +53,7 @@ describe("stalled runs recovered after their process was killed (dynamodb checkp
         table.tableName,
         directory,
         TENANT,
-        JSON.stringify([READ, SWEPT]),
+        JSON.stringify([READ, SWEPT, SCHEDULED]),
         JSON.stringify([INVOKED]),
       ],
       // Its own process group: tsx runs the script in a child process, and the kill must take both.
@@ -73,7 +76,7 @@ describe("stalled runs recovered after their process was killed (dynamodb checkp
       >;
       // Both runs are inside `second`, and `first`'s checkpoint is stored (LangGraph writes it while the next
       // step runs): the crash hits after it.
-      for (const thread of [READ, SWEPT, INVOKED]) {
+      for (const thread of [READ, SWEPT, SCHEDULED, INVOKED]) {
         await waitFor(() => linesOf(thread).includes(`${thread} start second`), 60_000);
         await waitFor(async () => {
           const state = await get(`/threads/${thread}/state`);
@@ -216,6 +219,45 @@ describe("stalled runs recovered after their process was killed (dynamodb checkp
       kwargs: { input: { label: INVOKED } },
     });
     expect(listed.every((run) => run.status === "success")).toBe(true);
+  }, 120_000);
+
+  it("the worker's scheduled sweep finds a killed run through the unsettled-threads index and takes it over", async () => {
+    const worker = createWorkerHandler({
+      assistants: { recovery: recoveryGraph(directory, 0) },
+      tableName: table.tableName,
+      dynamodbClient: table.client,
+      runLeaseMs: 2_000,
+      runHeartbeatMs: 500,
+      logger: quietLogger,
+      metrics: false,
+    });
+    const sweep = { kind: RECOVERY_SWEEP_KIND };
+    // Nothing read this thread or recovered it before.
+    expect(linesOf(SCHEDULED)).not.toContain(`${SCHEDULED} end second`);
+    // The killed run's lease lapses 2 s after the kill: until then the sweep finds nothing to recover. The
+    // schedule sweeps again and again (every minute in AWS); here until the run's takeover ended.
+    let recovered = 0;
+    await waitFor(async () => {
+      recovered += (await worker(sweep, { getRemainingTimeInMillis: () => 60_000 })).recovered ?? 0;
+      return linesOf(SCHEDULED).includes(`${SCHEDULED} end second`);
+    }, 60_000);
+    expect(recovered).toBeGreaterThanOrEqual(1);
+    expect(linesOf(SCHEDULED)).toEqual([
+      `${SCHEDULED} start first`,
+      `${SCHEDULED} end first`,
+      `${SCHEDULED} start second`,
+      `${SCHEDULED} start second`,
+      `${SCHEDULED} end second`,
+    ]);
+    await waitFor(
+      async () =>
+        (await get(`/threads/${SCHEDULED}/runs/${runs[SCHEDULED]!}`)).body.status === "success",
+      30_000,
+    );
+    // Settled: the index no longer lists the thread, so later sweeps read nothing of it.
+    await waitFor(async () => (await get(`/threads/${SCHEDULED}`)).body.status === "idle", 30_000);
+    const after = await worker(sweep, { getRemainingTimeInMillis: () => 60_000 });
+    expect(after.recovered).toBe(0);
   }, 120_000);
 });
 

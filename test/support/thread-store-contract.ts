@@ -1012,6 +1012,39 @@ export function describeThreadStoreContract(
       });
     });
 
+    describe("unsettledThreads (the recovery sweep's list)", () => {
+      const listed = async (threadId: string) => {
+        for await (const thread of store.unsettledThreads()) {
+          if (thread.tenantId === tenantId && thread.threadId === threadId) return true;
+        }
+        return false;
+      };
+
+      it("lists a thread while a run waits for, holds or continues on it, and not once it is settled", async () => {
+        const threadId = freshThread();
+        await store.create({ tenantId, threadId, metadata: {}, now: T, ifExists: "raise" });
+        expect(await listed(threadId)).toBe(false);
+        await enqueue(threadId, { runId: "a", now: T });
+        expect(await listed(threadId)).toBe(true);
+        await claim(threadId, T + 1, T + 10);
+        expect(await listed(threadId)).toBe(true);
+        await finish(threadId, "a", T + 2, { handOff: true, status: "RUNNING" });
+        expect(await listed(threadId)).toBe(true);
+        await claim(threadId, T + 3, T + 10, "a");
+        await finish(threadId, "a", T + 4);
+        expect(await listed(threadId)).toBe(false);
+        // A lock is no run: its thread is not listed.
+        await store.lockThread({
+          tenantId,
+          threadId,
+          owner: "~lock",
+          expiresAt: T + 20,
+          now: T + 5,
+        });
+        expect(await listed(threadId)).toBe(false);
+      });
+    });
+
     describe("runs taken in place, and lockThread", () => {
       const inPlace = (threadId: string, runId: string, now: number, extra = {}) =>
         store.enqueueRun({

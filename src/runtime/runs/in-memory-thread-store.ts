@@ -66,6 +66,14 @@ export class InMemoryThreadStore implements ThreadStore {
     );
   }
 
+  async *unsettledThreads(): AsyncGenerator<{ tenantId: string; threadId: string }> {
+    for (const { tenantId, record } of [...this.records.values()]) {
+      if (record.status === "RUNNING" || record.runQueue.length > 0 || record.continuing) {
+        yield { tenantId, threadId: record.threadId };
+      }
+    }
+  }
+
   scan(input: ScanThreadsInput): ThreadScan {
     const matches: ThreadRecord[] = [];
     if (input.ids) {

@@ -345,6 +345,14 @@ export class RunManager {
     return recoverListedRuns(this.m, tenantId, thread, runs);
   }
 
+  /**
+   * The recovery sweep (the worker's scheduled event): recovers every thread with a run on it that needs it (a
+   * run whose process died, runs queued behind no holder); says how many.
+   */
+  sweep(): Promise<number> {
+    return recoverThreads(this.m, this.options.threads.unsettledThreads());
+  }
+
   /** Recovers, of the threads given, those that need it (a dev server's sweep); says how many. */
   recoverThreads(threads: AsyncIterable<ThreadRef>): Promise<number> {
     return recoverThreads(this.m, threads);

@@ -14,6 +14,7 @@ import {
   MAX_SEQUENCE_LENGTH,
   MAX_SORT_KEY_BYTES,
   NESTED_CHECKPOINT_PREFIX,
+  parseAnyThreadPartitionKey,
   parseRunEventSortKey,
   parseSortKey,
   parseThreadPartitionKey,
@@ -21,7 +22,9 @@ import {
   runEventRange,
   runEventSortKey,
   THREAD_RECORD_SK,
+  tenantPartitionKey,
   threadPartitionKey,
+  unsettledShard,
   writesSortKey,
 } from "../../../src/table/keys";
 import {
@@ -504,5 +507,32 @@ describe("run event keys", () => {
     // A run whose id extends this one's is outside the range.
     const other = runEventSortKey(`${runId}2`, 0, 0);
     expect(other >= low && other <= high).toBe(false);
+  });
+});
+
+describe("the threads-unsettled index's keys", () => {
+  it("reads tenant and thread back from any thread's partition key, and nothing from other partitions", () => {
+    for (const threadId of ["plain", "with#hash", "ünïcode/slash", "a"]) {
+      expect(parseAnyThreadPartitionKey(threadPartitionKey("tenant-1", threadId))).toEqual({
+        tenantId: "tenant-1",
+        threadId,
+      });
+    }
+    expect(
+      parseAnyThreadPartitionKey(tenantPartitionKey("tenant-1", "assistants")),
+    ).toBeUndefined();
+    expect(parseAnyThreadPartitionKey("no-separator")).toBeUndefined();
+  });
+
+  it("spreads threads over the shards, always the same shard for one thread", () => {
+    const shards = new Set<string>();
+    for (let index = 0; index < 200; index++) {
+      const pk = threadPartitionKey("tenant-1", `thread-${index}`);
+      expect(unsettledShard(pk, 10)).toBe(unsettledShard(pk, 10));
+      shards.add(unsettledShard(pk, 10));
+    }
+    expect([...shards].sort()).toEqual(
+      Array.from({ length: 10 }, (_, shard) => `u${shard}`).sort(),
+    );
   });
 });
