@@ -47,6 +47,8 @@ import {
   RESERVED_NAME_ENDING_PATTERN,
   RESERVED_NAME_ENDING_RULE,
   RESERVED_NAME_PATTERN,
+  SCHEDULE_EXPRESSION_PATTERN,
+  SCHEDULE_EXPRESSION_RULE,
   SECRET_ARN_PATTERN,
   SECRET_ARN_SHAPE,
   SECRET_ARN_SUFFIX_RULE,
@@ -132,6 +134,7 @@ export class ModuleStack extends TerraformStack {
       workerMaximumRetryAttempts: v.worker_maximum_retry_attempts.numberValue,
       workerMaximumEventAgeInSeconds: v.worker_maximum_event_age_in_seconds.numberValue,
       maxRunLegs: v.max_run_legs.numberValue,
+      recoverySweepSchedule: v.recovery_sweep_schedule.stringValue,
       createStreamFunction: v.create_stream_function.value,
       createStreamUrlInvokePermission: v.create_stream_url_invoke_permission.value,
       streamTimeout: v.stream_timeout.numberValue,
@@ -320,6 +323,14 @@ export class ModuleStack extends TerraformStack {
       ],
       worker_failure_queue_arn: [m.worker.failureQueue.arn, "ARN of the worker's failure queue"],
       worker_failure_queue_url: [m.worker.failureQueue.url, "URL of the worker's failure queue"],
+      recovery_sweep_rule_name: [
+        attributeOf(m.recoverySweep.rule, "name"),
+        "Name of the EventBridge rule that invokes the worker's recovery sweep (null without recovery_sweep_schedule)",
+      ],
+      recovery_sweep_rule_arn: [
+        m.recoverySweep.ruleArn,
+        "ARN of the EventBridge rule that invokes the worker's recovery sweep (null without recovery_sweep_schedule)",
+      ],
       stream_url: [
         m.stream.functionUrl,
         "URL of the stream function's function URL (https://<id>.lambda-url.<region>.on.aws/): the whole API with streamed Server-Sent Events and runs up to stream_timeout, for the LangGraph SDK's apiUrl (null without create_stream_function)",
@@ -618,6 +629,18 @@ const VARIABLES = {
       {
         condition: wholeNumberIn("var.max_run_legs", MAX_RUN_LEGS),
         message: `Invalid max_run_legs: expected a whole number from ${MAX_RUN_LEGS.min} to ${MAX_RUN_LEGS.max}.`,
+      },
+    ],
+  },
+  recovery_sweep_schedule: {
+    type: "string",
+    description:
+      'How often the worker sweeps the table for runs whose process died and takes them over, even when no client reads their thread: an EventBridge rate(...) or cron(...) expression (each sweep is one worker invocation, about 10 Queries and one GetItem per thread with a run in progress). null or "": no schedule (a stalled run is then taken over only when a client reads its thread)',
+    default: DEFAULTS.recoverySweepSchedule,
+    validation: [
+      {
+        condition: `var.recovery_sweep_schedule == null || var.recovery_sweep_schedule == "" || can(regex(${hcl(SCHEDULE_EXPRESSION_PATTERN)}, var.recovery_sweep_schedule))`,
+        message: `Invalid recovery_sweep_schedule: expected ${SCHEDULE_EXPRESSION_RULE}.`,
       },
     ],
   },

@@ -7,6 +7,7 @@ import { ALARM_THRESHOLDS } from "./construct/alarms";
 import { logGroupNames } from "./construct/logs";
 import { SCANNER_EXCEPTIONS } from "./construct/scanner-exceptions";
 import { secretLikeNames } from "./construct/rules";
+import { RECOVERY_SWEEP_EVENT } from "./construct/recovery-sweep";
 import { STREAM_HANDLER } from "./construct/stream";
 import { MODULE_USAGE, README_EXAMPLES, type ReadmeExample } from "./readme-examples";
 import { MODULE_TAG, MODULE_VERSION } from "./version";
@@ -260,6 +261,20 @@ function backgroundRuns(): string[] {
     "freezes a function once it has answered. The API function may invoke exactly the worker; the worker may",
     "invoke exactly itself, and send to, receive from and delete from its own failure queue only. Run webhooks go",
     "over https to the hosts of `webhook_allowed_hosts` only (none by default).",
+    "",
+    "### Recovery sweep",
+    "",
+    "A run whose process died (its lease lapsed while it ran, or its next leg never came) is taken over from its",
+    "last checkpoint when the run or its thread is read. So that it is taken over even when no client reads it, an",
+    "EventBridge rule (`<name>-recovery-sweep`) invokes the worker on `recovery_sweep_schedule` (default",
+    `\`rate(1 minute)\`) with the event \`${JSON.stringify(RECOVERY_SWEEP_EVENT)}\`: the worker finds the threads`,
+    "with a run in progress on the table's `threads-unsettled` index and takes over the runs whose process died.",
+    "What it costs, per sweep: one worker invocation (about 44,000 a month at one a minute), about 10 Queries, and",
+    "one GetItem per thread that has a run in progress.",
+    '`recovery_sweep_schedule` takes a `rate(...)` or `cron(...)` expression; `null` or `""` creates no rule, and a',
+    "stalled run is then taken over only when a client reads its thread. Only EventBridge, from this rule only",
+    "(`source_arn`), may invoke the worker this way; the sweep uses the worker's own role, which already reads the",
+    "table and each of its indexes by name.",
     "",
   ];
 }

@@ -36,6 +36,7 @@ import {
   assertImageUri,
   assertLogRetention,
   assertName,
+  assertRecoverySweepSchedule,
   assertSecrets,
   assertTimeout,
   assertVpc,
@@ -48,6 +49,7 @@ import {
   STREAM_TIMEOUT_SECONDS,
   WORKER_TIMEOUT_SECONDS,
 } from "./rules";
+import { RecoverySweep } from "./recovery-sweep";
 import { StreamFunction } from "./stream";
 import { Table } from "./table";
 import { mergeTags } from "./tags";
@@ -55,7 +57,8 @@ import { Worker } from "./worker";
 
 /**
  * Memory Table on AWS: a KMS-encrypted TTL table, a least-privilege containerized function behind a JWT-protected
- * HTTP API, the background-run worker it hands runs to, the stream function serving the same API streamed from a
+ * HTTP API, the background-run worker it hands runs to (and a schedule that has it take over runs whose process
+ * died), the stream function serving the same API streamed from a
  * function URL (on by default; it verifies the JWT itself), the expired-thread cleaner on the table's stream, and
  * optionally a tenant-scoped role, an ECR repository, a published alias with provisioned concurrency and
  * CloudWatch alarms. Secure by default; every resource it creates is a public field.
@@ -83,6 +86,8 @@ export class MemoryTable extends Construct {
   readonly cleanerTrigger: LambdaEventSourceMapping;
   /** Background runs: the worker function, its role, log group, failure queue and their wiring. */
   readonly worker: Worker;
+  /** The schedule that has the worker take over runs whose process died (`count`: off without a schedule). */
+  readonly recoverySweep: RecoverySweep;
   /** Streaming: the function behind a function URL in RESPONSE_STREAM mode, its role (`count`: its toggle). */
   readonly stream: StreamFunction;
   /**
@@ -249,6 +254,19 @@ export class MemoryTable extends Construct {
         // Its own name (not a reference to itself, which would be a cycle): a run's next leg.
         [ENVIRONMENT.workerFunctionName]: workerName,
       }),
+      tags: functionTags,
+    });
+
+    // The worker exists always, so the sweep depends on its schedule only. The worker's role already reads the
+    // table and every index of TABLE_DEFINITION (tableResources), which is what a sweep queries.
+    this.recoverySweep = new RecoverySweep(this, "recovery_sweep", {
+      name: `${name}-recovery-sweep`,
+      schedule:
+        props.recoverySweepSchedule === undefined
+          ? DEFAULTS.recoverySweepSchedule
+          : props.recoverySweepSchedule,
+      workerFunctionName: this.worker.function.functionName,
+      workerFunctionArn: this.worker.function.arn,
       tags: functionTags,
     });
 
@@ -599,6 +617,7 @@ function assertWorker(props: MemoryTableProps): void {
     " seconds",
   );
   assertWholeNumber("max_run_legs", props.maxRunLegs, MAX_RUN_LEGS);
+  assertRecoverySweepSchedule(props.recoverySweepSchedule);
   assertWebhookHosts(props.webhookAllowedHosts);
 }
 

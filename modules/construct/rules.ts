@@ -43,6 +43,15 @@ export const MAX_RUN_LEGS = { min: 1, max: 999 } as const;
  */
 export const WEBHOOK_HOST_PATTERN = "^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?$";
 
+/**
+ * An EventBridge schedule the recovery sweep accepts: `rate(<n> <unit>)` (singular unit for 1, plural otherwise,
+ * as EventBridge requires) or `cron(<six fields>)`.
+ */
+export const SCHEDULE_EXPRESSION_PATTERN =
+  "^(rate\\((1 (minute|hour|day)|([2-9]|[1-9][0-9]+) (minutes|hours|days))\\)|cron\\([^()\\s]+( [^()\\s]+){5}\\))$";
+export const SCHEDULE_EXPRESSION_RULE =
+  'an EventBridge schedule, rate(1 minute), rate(5 minutes) or cron(<six fields>), or null or "" to turn the sweep off';
+
 /** Memory Lambda accepts, in MB. */
 export const MEMORY_SIZE_MB = { min: 128, max: 10240 } as const;
 
@@ -225,6 +234,13 @@ export function assertWebhookHosts(value: string[] | undefined): void {
         host,
       );
     }
+  }
+}
+
+export function assertRecoverySweepSchedule(value: string | null | undefined): void {
+  if (value === undefined || value === null || !isLiteral(value) || value === "") return;
+  if (!new RegExp(SCHEDULE_EXPRESSION_PATTERN).test(value)) {
+    reject("recovery_sweep_schedule", SCHEDULE_EXPRESSION_RULE, value);
   }
 }
 

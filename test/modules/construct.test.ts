@@ -25,6 +25,17 @@ import { RunMetrics } from "../../src/runtime/observability";
 import { readRuntimeConfig } from "../../src/runtime/config";
 import { RUN_OUTCOME_FIELDS } from "../../modules/construct/alarms";
 import { STREAM_HANDLER } from "../../modules/construct/stream";
+import { RECOVERY_SWEEP_KIND } from "../../src/shared/worker-events";
+
+/** The message a construct throws, or "" when it builds. */
+function errorOf(create: () => unknown): string {
+  try {
+    create();
+    return "";
+  } catch (error) {
+    return error instanceof InvalidConfigurationError ? error.message : String(error);
+  }
+}
 
 Testing.setupJest();
 const outdir = useScratchOutdir();
@@ -1124,6 +1135,100 @@ describe("MemoryTable construct: the background-run worker (synth)", () => {
         `:function:${String(functionNamed(synthesized, "agents-worker")[1].function_name)}`,
       ),
     ).toBe(true);
+  });
+
+  it("schedules the recovery sweep: a rule every minute invoking the worker with the sweep event, permitted to that rule only", () => {
+    const synthesized = synthesize(build().stack);
+    const [workerName] = functionNamed(synthesized, "agents-worker");
+    const [ruleName, rule] = onlyResource(synthesized, "aws_cloudwatch_event_rule");
+    expect(rule).toMatchObject({
+      count: 1,
+      name: "agents-recovery-sweep",
+      schedule_expression: "rate(1 minute)",
+      tags: {},
+    });
+    const [, target] = onlyResource(synthesized, "aws_cloudwatch_event_target");
+    expect(target).toMatchObject({
+      count: 1,
+      rule: `\${one(aws_cloudwatch_event_rule.${ruleName}[*].name)}`,
+      arn: ref("aws_lambda_function", workerName, "arn"),
+    });
+    // Exactly the event worker.handler tells from a run job, with the kind the worker reads.
+    expect(JSON.parse(String(target.input))).toEqual({ kind: RECOVERY_SWEEP_KIND });
+    expect(Object.keys(JSON.parse(String(target.input)) as object)).toEqual(["kind"]);
+    const [, permission] = onlyResource(
+      synthesized,
+      "aws_lambda_permission",
+      (config) => config.principal === "events.amazonaws.com",
+    );
+    expect(permission).toEqual({
+      count: 1,
+      statement_id: "AllowRecoverySweepSchedule",
+      action: "lambda:InvokeFunction",
+      function_name: ref("aws_lambda_function", workerName, "function_name"),
+      principal: "events.amazonaws.com",
+      source_arn: `\${one(aws_cloudwatch_event_rule.${ruleName}[*].arn)}`,
+    });
+  });
+
+  it("takes the sweep's schedule from its props, and creates none of it with a null or empty schedule", () => {
+    for (const schedule of ["rate(5 minutes)", "rate(1 hour)", "cron(0/2 * * * ? *)"]) {
+      const synthesized = synthesize(build({ recoverySweepSchedule: schedule }).stack);
+      expect(onlyResource(synthesized, "aws_cloudwatch_event_rule")[1].schedule_expression).toBe(
+        schedule,
+      );
+    }
+    for (const schedule of [null, ""]) {
+      const synthesized = synthesize(build({ recoverySweepSchedule: schedule }).stack);
+      const sweep = [
+        ...resourcesOf(synthesized, "aws_cloudwatch_event_rule"),
+        ...resourcesOf(synthesized, "aws_cloudwatch_event_target"),
+        ...resourcesOf(synthesized, "aws_lambda_permission").filter(
+          ([, config]) => config.principal === "events.amazonaws.com",
+        ),
+      ];
+      // Declared with count 0: nothing of the sweep is created.
+      expect(sweep).toHaveLength(3);
+      for (const [id, config] of sweep) {
+        expect({ schedule, id, count: config.count }).toEqual({ schedule, id, count: 0 });
+      }
+    }
+  });
+
+  it("refuses a schedule EventBridge would refuse, naming the input", () => {
+    for (const schedule of [
+      "every minute",
+      "rate(1 minutes)",
+      "rate(5 minute)",
+      "rate(0 minutes)",
+      "rate(1 week)",
+      "cron(* * * * *)",
+      "at(2026-01-01T00:00:00)",
+    ]) {
+      expect({
+        schedule,
+        error: errorOf(() => build({ recoverySweepSchedule: schedule })),
+      }).toEqual({
+        schedule,
+        error: expect.stringMatching(
+          /^Invalid recovery_sweep_schedule: expected an EventBridge schedule/,
+        ),
+      });
+    }
+  });
+
+  it("lets the worker Query the table and every index of the table definition by name, which a sweep reads", () => {
+    const synthesized = synthesize(build().stack);
+    const items = modulePolicyOf(synthesized, "agents-worker").find(
+      (statement) => statement.Sid === "DynamoDBItems",
+    )!;
+    expect(items.Action).toContain("dynamodb:Query");
+    const [tableName] = onlyResource(synthesized, "aws_dynamodb_table");
+    const tableArn = ref("aws_dynamodb_table", tableName, "arn");
+    expect(items.Resource).toEqual([
+      tableArn,
+      ...TABLE_DEFINITION.globalSecondaryIndexes.map((index) => `${tableArn}/index/${index.name}`),
+    ]);
   });
 
   it("sizes the worker from its props: timeout, memory, concurrency, retries, event age", () => {

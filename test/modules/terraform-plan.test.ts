@@ -2,6 +2,7 @@ import { describeWithTerraform, TerraformWorkspace } from "./support/terraform";
 import { ROUTES } from "../../src/runtime/http/routes";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
 import { STREAM_HANDLER } from "../../modules/construct/stream";
+import { RECOVERY_SWEEP_KIND } from "../../src/shared/worker-events";
 
 const CONSUMER = "test/modules/fixtures/consumer";
 
@@ -247,7 +248,7 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     const permission = one(
       key,
       "aws_lambda_permission",
-      (change) => change.change.after.principal !== "*",
+      (change) => change.change.after.principal === "apigateway.amazonaws.com",
     );
     expect(permission.change.after).toMatchObject({
       action: "lambda:InvokeFunction",
@@ -294,6 +295,42 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
       eventName: ["REMOVE"],
       dynamodb: { Keys: { sk: { S: ["m"] } } },
     });
+  });
+
+  it("schedules the recovery sweep where a schedule is given: the worker invoked with the sweep event, by that rule only", () => {
+    const rule = one("support", "aws_cloudwatch_event_rule");
+    expect(rule.change.after).toMatchObject({
+      name: "agents-support-recovery-sweep",
+      schedule_expression: "rate(2 minutes)",
+      tags: { team: "support" },
+    });
+    const target = one("support", "aws_cloudwatch_event_target");
+    expect(JSON.parse(String(target.change.after.input))).toEqual({ kind: RECOVERY_SWEEP_KIND });
+    expect(target.change.after).toMatchObject({
+      rule: "agents-support-recovery-sweep",
+      target_id: "worker",
+    });
+    expect(target.change.after_unknown.arn).toBe(true);
+    const permission = one(
+      "support",
+      "aws_lambda_permission",
+      (change) => change.change.after.principal === "events.amazonaws.com",
+    );
+    expect(permission.change.after).toMatchObject({
+      action: "lambda:InvokeFunction",
+      function_name: "agents-support-worker",
+      statement_id: "AllowRecoverySweepSchedule",
+      qualifier: null,
+    });
+    // The rule's ARN, known after apply.
+    expect(permission.change.after_unknown.source_arn).toBe(true);
+    // recovery_sweep_schedule = null: none of it.
+    for (const type of ["aws_cloudwatch_event_rule", "aws_cloudwatch_event_target"]) {
+      expect({ type, planned: inModule("billing", type).length }).toEqual({ type, planned: 0 });
+    }
+    expect(
+      inModule("billing", "aws_lambda_permission").map((change) => change.change.after.principal),
+    ).toEqual(["apigateway.amazonaws.com"]);
   });
 
   it("creates a user pool for the default instance and trusts the external issuer of the other", () => {
@@ -382,8 +419,11 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
       qualifier: "live",
     });
     expect(
-      one(key, "aws_lambda_permission", (change) => change.change.after.principal !== "*").change
-        .after.qualifier,
+      one(
+        key,
+        "aws_lambda_permission",
+        (change) => change.change.after.principal === "apigateway.amazonaws.com",
+      ).change.after.qualifier,
     ).toBe("live");
 
     const alarms = inModule(key, "aws_cloudwatch_metric_alarm");

@@ -51,6 +51,7 @@ export const COMPUTED_POLICIES = ["graph-statements", "graph-secrets"];
 export const TAGGABLE_TYPES = [
   "aws_apigatewayv2_api",
   "aws_apigatewayv2_stage",
+  "aws_cloudwatch_event_rule",
   "aws_cloudwatch_log_group",
   "aws_cloudwatch_metric_alarm",
   "aws_cognito_user_pool",
@@ -511,7 +512,7 @@ export function expectSecurityBar(synthesized: Synthesized): void {
   const [, permission] = onlyResource(
     synthesized,
     "aws_lambda_permission",
-    (config) => config.principal !== "*",
+    (config) => config.principal === "apigateway.amazonaws.com",
   );
   expect(permission).toMatchObject({
     action: "lambda:InvokeFunction",
@@ -519,6 +520,26 @@ export function expectSecurityBar(synthesized: Synthesized): void {
     function_name: ref("aws_lambda_function", apiFunctionName, "function_name"),
     source_arn: `${ref("aws_apigatewayv2_api", apiName, "execution_arn")}/*/*`,
   });
+  // EventBridge: the recovery sweep's rule only (when scheduled), invoking the worker only, with the rule's count.
+  const rules = resourcesOf(synthesized, "aws_cloudwatch_event_rule");
+  const schedulePermissions = resourcesOf(synthesized, "aws_lambda_permission")
+    .filter(([, config]) => config.principal === "events.amazonaws.com")
+    .map(([, config]) => config);
+  expect(schedulePermissions).toEqual(
+    rules.map(([ruleName, rule]) =>
+      expect.objectContaining({
+        action: "lambda:InvokeFunction",
+        function_name: refTo(synthesized, "aws_lambda_function", workerName, "function_name"),
+        source_arn: refTo(synthesized, "aws_cloudwatch_event_rule", ruleName, "arn"),
+        count: rule.count,
+      }),
+    ),
+  );
+  for (const config of schedulePermissions) expect(config.qualifier).toBeUndefined();
+  // No other service or account may invoke a function.
+  for (const [, config] of resourcesOf(synthesized, "aws_lambda_permission")) {
+    expect(["*", "apigateway.amazonaws.com", "events.amazonaws.com"]).toContain(config.principal);
+  }
 
   // API Gateway: one JWT-authorized route per handler route, access logs, throttling, no wildcard CORS.
   const [authorizerName, authorizer] = onlyResource(synthesized, "aws_apigatewayv2_authorizer");
