@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { HandlerOptions } from "../../src/runtime/assembly";
 import { createHandler, type ApiHandler } from "../../src/runtime/handler";
 import { createWorkerHandler } from "../../src/runtime/worker";
 import { RECOVERY_SWEEP_KIND } from "../../src/shared/worker-events";
@@ -40,6 +41,17 @@ describe("stalled runs recovered after their process was killed (dynamodb checkp
     return { status: result.statusCode, body: JSON.parse(result.body!) as Record<string, unknown> };
   };
 
+  /** The surviving process's handlers (API and worker): the child's graph, no longer blocking, same leases. */
+  const survivorOptions = (): HandlerOptions => ({
+    assistants: { recovery: recoveryGraph(directory, 0) },
+    tableName: table.tableName,
+    dynamodbClient: table.client,
+    runLeaseMs: 2_000,
+    runHeartbeatMs: 500,
+    logger: quietLogger,
+    metrics: false,
+  });
+
   beforeAll(async () => {
     table = await createTable();
     directory = mkdtempSync(join(tmpdir(), "memory-table-recovery-"));
@@ -59,15 +71,7 @@ describe("stalled runs recovered after their process was killed (dynamodb checkp
       // Its own process group: tsx runs the script in a child process, and the kill must take both.
       { stdio: ["ignore", log, log], detached: true },
     );
-    api = createHandler({
-      assistants: { recovery: recoveryGraph(directory, 0) },
-      tableName: table.tableName,
-      dynamodbClient: table.client,
-      runLeaseMs: 2_000,
-      runHeartbeatMs: 500,
-      logger: quietLogger,
-      metrics: false,
-    });
+    api = createHandler(survivorOptions());
     try {
       await waitFor(() => existsSync(join(directory, "runs.json")), 60_000);
       runs = JSON.parse(readFileSync(join(directory, "runs.json"), "utf8")) as Record<
@@ -222,15 +226,7 @@ describe("stalled runs recovered after their process was killed (dynamodb checkp
   }, 120_000);
 
   it("the worker's scheduled sweep finds a killed run through the unsettled-threads index and takes it over", async () => {
-    const worker = createWorkerHandler({
-      assistants: { recovery: recoveryGraph(directory, 0) },
-      tableName: table.tableName,
-      dynamodbClient: table.client,
-      runLeaseMs: 2_000,
-      runHeartbeatMs: 500,
-      logger: quietLogger,
-      metrics: false,
-    });
+    const worker = createWorkerHandler(survivorOptions());
     const sweep = { kind: RECOVERY_SWEEP_KIND };
     // Nothing read this thread or recovered it before.
     expect(linesOf(SCHEDULED)).not.toContain(`${SCHEDULED} end second`);
