@@ -85,7 +85,11 @@ async function settleOrphan(
       record.continuing === run.runId ||
       record.runQueue.includes(run.runId));
   if (onThread || FINAL_RUN_STATUSES.includes(run.status)) return run;
-  if (run.status === "running") {
+  // The run as read may predate the thread as read: a run that ended between the two reads (its record says how
+  // before its thread is freed) is read again, after the thread, before anything is taken for an orphan.
+  const current = await m.options.runs.getRun(tenantId, run.threadId, run.runId);
+  if (!current || FINAL_RUN_STATUSES.includes(current.status)) return current;
+  if (current.status === "running") {
     // Only a rollback frees a thread before its run's record says how the run ended (it deletes the record next):
     // its process died in between, with the run's checkpoints gone already.
     m.options.logger.warn(
@@ -105,7 +109,7 @@ async function settleOrphan(
     { status },
     m.now(),
   );
-  const final = ended ?? { ...run, status };
+  const final = ended ?? { ...current, status };
   m.endings.ended(run.runId, final);
   return final;
 }
