@@ -1,6 +1,5 @@
 import { lockOwner } from "../../shared/run-rules";
 import { randomUUID } from "node:crypto";
-import { Command } from "@langchain/langgraph";
 import type { BaseStore } from "@langchain/langgraph-checkpoint";
 import { runGraphLeg } from "./graph-leg";
 import type { Logger } from "pino";
@@ -29,7 +28,6 @@ export interface RunRequest {
   assistantId: string;
   kind: "start" | "resume";
   input?: unknown;
-  resume?: unknown;
   /** Milliseconds until the Lambda deadline. */
   remainingMs: number;
 }
@@ -284,7 +282,7 @@ export class RunEngine {
   ): Promise<{ outcome: RunOutcome; nodesRunning: boolean }> {
     const { outcome, nodesRunning } = await runGraphLeg({
       graph,
-      input: request.kind === "resume" ? new Command({ resume: request.resume }) : request.input,
+      input: request.input,
       config: { configurable: { thread_id: scope.saverThreadId(request.threadId) } },
       budgetMs,
       withSaver: (work) => this.withSaver(scope, work),
