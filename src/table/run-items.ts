@@ -10,7 +10,9 @@ import {
 import type { Item, ItemKey, TableClient } from "./client";
 import { RUN_ITEM_ATTRIBUTES as R, TABLE_KEYS } from "./definition";
 import { expression, renderUpdate, sortKeyBeginsWith, updateFragment } from "./expressions";
-import { RUN_PREFIX, runSortKey, threadPartitionKey } from "./keys";
+import { RUN_PREFIX, runSortKey, THREAD_RECORD_SK, threadPartitionKey } from "./keys";
+import type { ThreadLife } from "./thread-record-cache";
+import { recordKey } from "./thread-record-model";
 import type { ThreadRecords } from "./thread-records";
 
 export const RUN_ITEM_KIND = "r";
@@ -66,9 +68,24 @@ export class RunItems implements RunStore {
   }
 
   async getRun(tenantId: string, threadId: string, runId: string): Promise<RunRecord | undefined> {
-    const life = await this.threads.readLife(tenantId, threadId);
+    const known = this.threads.knownLife(tenantId, threadId);
+    let life: ThreadLife | undefined = known;
+    let item: Item | undefined;
+    if (known) {
+      item = await this.table.get(runKey(tenantId, threadId, runId));
+    } else {
+      // The thread record (whose generation the run must carry) and the run in one request; the record is
+      // remembered, so a rule decided next on this thread (a worker's claim) needs no read of its own.
+      const pk = threadPartitionKey(tenantId, threadId);
+      const items = await this.table.batchGet([recordKey(pk), runKey(tenantId, threadId, runId)]);
+      const sortKeyOf = (candidate: Item) => candidate[TABLE_KEYS.sortKey];
+      life = this.threads.observe(
+        pk,
+        items.find((candidate) => sortKeyOf(candidate) === THREAD_RECORD_SK),
+      );
+      item = items.find((candidate) => sortKeyOf(candidate) === runSortKey(runId));
+    }
     if (!life) return undefined;
-    const item = await this.table.get(runKey(tenantId, threadId, runId));
     return item && item[R.generation] === life.generation ? toRun(threadId, item) : undefined;
   }
 

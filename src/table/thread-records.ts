@@ -84,10 +84,16 @@ export class ThreadRecords implements ThreadStore {
 
   /** The live thread's generation and expiry, from this container's recent knowledge or one consistent read. */
   async readLife(tenantId: string, threadId: string): Promise<ThreadLife | undefined> {
+    const known = this.knownLife(tenantId, threadId);
+    if (known) return known;
     const pk = threadPartitionKey(tenantId, threadId);
-    const known = this.cache.trusted(pk);
-    if (known && !isExpired(known.expiry, this.now())) return known;
     return this.observe(pk, await this.table.get(recordKey(pk)));
+  }
+
+  /** The live generation as this container saw it lately, without a request; undefined when it must be read. */
+  knownLife(tenantId: string, threadId: string): ThreadLife | undefined {
+    const known = this.cache.trusted(threadPartitionKey(tenantId, threadId));
+    return known && !isExpired(known.expiry, this.now()) ? known : undefined;
   }
 
   /** Takes note of a record read along with other items (or of its absence); returns the life if it is live. */

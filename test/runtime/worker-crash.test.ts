@@ -63,7 +63,7 @@ describe("a worker killed mid-run (Lambda Invoke API stand-in)", () => {
     );
     expect(created.statusCode).toBe(200);
     const run = JSON.parse(created.body!) as { run_id: string };
-    expect(jobs).toEqual([{ tenantId: TENANT, threadId: "crash-1" }]);
+    expect(jobs).toEqual([{ tenantId: TENANT, threadId: "crash-1", queuedRunId: run.run_id }]);
 
     // The worker takes the job and dies inside work_2.
     const worker = spawn(

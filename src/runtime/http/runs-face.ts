@@ -214,7 +214,11 @@ export async function startRun(
     });
     if (!created.startsNow || !inPlace) {
       // Whoever holds the thread takes this run when it ends; a dispatch covers a thread freed meanwhile.
-      await runs.dispatcher.dispatch({ tenantId: context.tenantId, threadId });
+      await runs.dispatcher.dispatch({
+        tenantId: context.tenantId,
+        threadId,
+        queuedRunId: created.run.runId,
+      });
     }
     return { ...created, body };
   } catch (error) {

@@ -18,7 +18,8 @@ export function parseRunJob(event: unknown): RunJob {
     candidate.kind !== RUN_JOB_KIND ||
     typeof candidate.tenantId !== "string" ||
     typeof candidate.threadId !== "string" ||
-    (candidate.runId !== undefined && typeof candidate.runId !== "string")
+    (candidate.runId !== undefined && typeof candidate.runId !== "string") ||
+    (candidate.queuedRunId !== undefined && typeof candidate.queuedRunId !== "string")
   ) {
     throw new InvalidEventError(
       "event",
@@ -29,6 +30,7 @@ export function parseRunJob(event: unknown): RunJob {
     tenantId: candidate.tenantId,
     threadId: candidate.threadId,
     ...(candidate.runId !== undefined ? { runId: candidate.runId } : {}),
+    ...(candidate.queuedRunId !== undefined ? { queuedRunId: candidate.queuedRunId } : {}),
   };
 }
 

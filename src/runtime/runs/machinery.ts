@@ -30,6 +30,11 @@ export interface RunJob {
   threadId: string;
   /** A run's next leg; absent: the runs waiting for the thread. */
   runId?: string;
+  /**
+   * Without `runId`: the run queued when the job was sent, likely the one its claim takes. A hint only: the worker
+   * reads that run with the thread record in one request instead of one after the other.
+   */
+  queuedRunId?: string;
 }
 
 /** Starts a job elsewhere, soon: in this process (dev server, tests) or in the worker function (Lambda). */

@@ -67,6 +67,9 @@ export interface CreatedRun {
   recorded: boolean;
 }
 
+// Queued runs remembered by the process that created them (RunManager.queuedHere).
+const MAX_QUEUED_HERE = 256;
+
 /**
  * Background runs, as their callers see them: creation in the thread's queue (multitask strategies), cancels,
  * joins, and the work loop that claims the thread and runs legs. The parts: leg.ts (one leg: heartbeat, graph,
@@ -78,6 +81,9 @@ export interface CreatedRun {
 export class RunManager {
   /** What the parts of the machinery share in this process (see Machinery). */
   private readonly m: Machinery;
+
+  /** Runs created and queued here, until a job here takes them: a dispatch in this process reads none back. */
+  private readonly queuedHere = new Map<string, RunRecord>();
 
   constructor(private readonly options: RunManagerOptions) {
     const now = options.now ?? Date.now;
@@ -184,6 +190,7 @@ export class RunManager {
       }
     }
     const recorded = !recordLater || !claimed;
+    if (!claimed) this.rememberQueued(run);
     return claimed ? { run, startsNow, claimed, recorded } : { run, startsNow, recorded };
   }
 
@@ -270,6 +277,13 @@ export class RunManager {
       const { run, claimed, recorded } = created;
       next = await runLeg(this.m, job.tenantId, job.threadId, claimed, time, run, recorded);
     }
+    // The run the job was sent for, read before the claim: where the thread record is not known here (a worker),
+    // both come in one request, and the claim decides on that record without reading it again.
+    const queued =
+      created === undefined && job.runId === undefined && job.queuedRunId !== undefined
+        ? (this.takeQueued(job.queuedRunId) ??
+          (await this.options.runs.getRun(job.tenantId, job.threadId, job.queuedRunId)))
+        : undefined;
     while (next) {
       if (!first && !thenQueue) {
         await this.options.dispatcher.dispatch(next);
@@ -314,13 +328,30 @@ export class RunManager {
         continue;
       }
       // A run taken from the queue is pending as created: it was neither cancelled nor deleted (both take it
-      // out of the queue first).
+      // out of the queue first), and nothing else writes a queued run's record.
       const known =
-        next.runId === undefined && created?.run.runId === claim.run.runId
-          ? created.run
-          : undefined;
+        next.runId !== undefined
+          ? undefined
+          : [created?.run, queued].find(
+              (run) => run?.runId === claim.run.runId && run.status === "pending",
+            );
       next = await runLeg(this.m, next.tenantId, next.threadId, claim.run, time, known);
     }
+  }
+
+  private rememberQueued(run: RunRecord): void {
+    this.queuedHere.set(run.runId, run);
+    // A bound, not a lifetime: a run another process took is forgotten here after this many later ones.
+    if (this.queuedHere.size > MAX_QUEUED_HERE) {
+      const oldest = this.queuedHere.keys().next().value;
+      if (oldest !== undefined) this.queuedHere.delete(oldest);
+    }
+  }
+
+  private takeQueued(runId: string): RunRecord | undefined {
+    const run = this.queuedHere.get(runId);
+    this.queuedHere.delete(runId);
+    return run;
   }
 
   /**
