@@ -12,6 +12,7 @@ const STOP_ON_START_MS = 30_000;
 export class LocalLegs {
   private readonly active = new Map<string, AbortController>();
   private readonly stopOnStart = new Map<string, { action: CancelAction; at: number }>();
+  private readonly expected = new Map<string, number>();
 
   constructor(private readonly now: () => number) {}
 
@@ -27,6 +28,24 @@ export class LocalLegs {
 
   end(runId: string): void {
     this.active.delete(runId);
+  }
+
+  /**
+   * Says a run is about to be claimed here (a job of this process took it from its own queue), until the
+   * returned function is called.
+   */
+  expect(runId: string): () => void {
+    this.expected.set(runId, (this.expected.get(runId) ?? 0) + 1);
+    return () => {
+      const left = (this.expected.get(runId) ?? 1) - 1;
+      if (left > 0) this.expected.set(runId, left);
+      else this.expected.delete(runId);
+    };
+  }
+
+  /** True while a leg of the run runs, or is about to start, in this process (its end is announced here). */
+  runsHere(runId: string): boolean {
+    return this.active.has(runId) || this.expected.has(runId);
   }
 
   /**

@@ -5,6 +5,8 @@ import { endedRun, RecentRuns, type EndedRun } from "./recent-runs";
 /** How long, and how many, ended runs this process remembers for their joins. */
 const RECENT_RUN_TTL_MS = 60_000;
 const MAX_RECENT_RUNS = 1_000;
+/** The longest pause between two reads of a run a join waits for. */
+const MAX_POLL_MS = 1_000;
 
 /**
  * What a join found: the run ended (with its final values when its last leg ran in this process), or it is
@@ -53,6 +55,8 @@ export class RunEndings {
     runId: string,
     budgetMs: number,
     known?: RunRecord,
+    /** True while the run's leg runs in this process: its end wakes the join, polls are only a safety net. */
+    runsHere: (runId: string) => boolean = () => false,
   ): Promise<JoinResult | undefined> {
     const deadline = this.now() + budgetMs;
     let delay = 50;
@@ -78,9 +82,11 @@ export class RunEndings {
       }
       const left = deadline - this.now();
       if (left <= 0) return { done: false, run };
-      // A leg in this process says when it ends; another process's leg is polled, less often over time.
-      await this.waitFor(runId, Math.min(delay, left));
-      delay = Math.min(delay * 2, 1_000);
+      // A leg in this process says when it ends (a poll only covers a leg that hands the run on elsewhere);
+      // another process's leg is polled, less often over time.
+      const local = runsHere(runId);
+      await this.waitFor(runId, Math.min(local ? MAX_POLL_MS : delay, left));
+      if (!local) delay = Math.min(delay * 2, MAX_POLL_MS);
     }
   }
 

@@ -254,7 +254,15 @@ export class RunManager {
     /** The run as the caller just read it: the first look needs no read of its own. */
     known?: RunRecord,
   ): Promise<JoinResult | undefined> {
-    return this.m.endings.join(this.options.runs, tenantId, threadId, runId, budgetMs, known);
+    return this.m.endings.join(
+      this.options.runs,
+      tenantId,
+      threadId,
+      runId,
+      budgetMs,
+      known,
+      (id) => this.m.legs.runsHere(id),
+    );
   }
 
   /**
@@ -269,7 +277,6 @@ export class RunManager {
     /** The run this request just created (RunManager.create): its first leg need not read it back. */
     created?: CreatedRun,
   ): Promise<void> {
-    const deadline = time.legDeadline;
     let next: RunJob | undefined = job;
     let first = true;
     if (created?.claimed) {
@@ -279,11 +286,33 @@ export class RunManager {
     }
     // The run the job was sent for, read before the claim: where the thread record is not known here (a worker),
     // both come in one request, and the claim decides on that record without reading it again.
+    const hinted = created === undefined && job.runId === undefined ? job.queuedRunId : undefined;
+    const queuedHere = hinted === undefined ? undefined : this.takeQueued(hinted);
     const queued =
-      created === undefined && job.runId === undefined && job.queuedRunId !== undefined
-        ? (this.takeQueued(job.queuedRunId) ??
-          (await this.options.runs.getRun(job.tenantId, job.threadId, job.queuedRunId)))
-        : undefined;
+      queuedHere ??
+      (hinted === undefined
+        ? undefined
+        : await this.options.runs.getRun(job.tenantId, job.threadId, hinted));
+    // A run queued by this process and taken by it: its joins here wait for its end, not poll for it.
+    const releaseHere = queuedHere && this.m.legs.expect(queuedHere.runId);
+    try {
+      await this.workOn(next, first, thenQueue, time, created, queued);
+    } finally {
+      releaseHere?.();
+    }
+  }
+
+  private async workOn(
+    job: RunJob | undefined,
+    startsFirst: boolean,
+    thenQueue: boolean,
+    time: WorkTime,
+    created: CreatedRun | undefined,
+    queued: RunRecord | undefined,
+  ): Promise<void> {
+    const deadline = time.legDeadline;
+    let next = job;
+    let first = startsFirst;
     while (next) {
       if (!first && !thenQueue) {
         await this.options.dispatcher.dispatch(next);

@@ -36,4 +36,16 @@ describe("LocalLegs: cancels reaching the legs of this process", () => {
     expect(legs.stop("run-3", "interrupt")).toBe(false);
     expect(controller.signal.aborted).toBe(false);
   });
+
+  it("says a run runs here from when a job here expects it until its leg ends", () => {
+    const legs = new LocalLegs(() => 0);
+    expect(legs.runsHere("run-4")).toBe(false);
+    const release = legs.expect("run-4");
+    expect(legs.runsHere("run-4")).toBe(true);
+    legs.start("run-4");
+    release();
+    expect(legs.runsHere("run-4")).toBe(true);
+    legs.end("run-4");
+    expect(legs.runsHere("run-4")).toBe(false);
+  });
 });
