@@ -160,7 +160,13 @@ export function assembleRuntime(options: HandlerOptions): Runtime {
   const metrics = new RunMetrics(
     options.metrics === false ? undefined : (options.metrics ?? stdoutSink),
   );
-  const webhooks = new AllowListWebhookSender(environment.webhookAllowedHosts, logger);
+  const webhooks = new AllowListWebhookSender(
+    {
+      allowedHosts: environment.webhookAllowedHosts,
+      ...(environment.webhookSigningKey ? { signingKey: environment.webhookSigningKey } : {}),
+    },
+    logger,
+  );
   let manager: RunManager | undefined;
   if (store && runs) {
     const dispatcher = resolveDispatcher(options, environment, logger);

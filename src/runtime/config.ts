@@ -1,4 +1,5 @@
 import { InvalidConfigurationError } from "../shared/errors";
+import { signingKeyOf } from "../shared/webhook-signature";
 import {
   DEFAULT_DEADLINE_MARGIN_MS,
   DEFAULT_LOG_LEVEL,
@@ -28,6 +29,8 @@ export interface RuntimeConfig {
   maxRunLegs: number;
   /** Hosts webhooks may be posted to. */
   webhookAllowedHosts: string[];
+  /** Key bytes that sign webhook deliveries; undefined: unsigned. Never logged. */
+  webhookSigningKey: Buffer | undefined;
   /**
    * LangSmith (LangChain) tracing is on: every invocation waits for LangChain's pending callbacks before it
    * returns, or Lambda would freeze the trace batches still being sent.
@@ -69,6 +72,7 @@ export function readRuntimeConfig(env: Environment): RuntimeConfig {
     workerFunctionName: readWorkerFunction(env),
     maxRunLegs: readMaxRunLegs(env),
     webhookAllowedHosts: readWebhookHosts(env),
+    webhookSigningKey: readWebhookSigningKey(env),
     jwt: readJwt(env),
     langsmithTracing: TRACING_SWITCHES.some(
       (name) => optional(env, name)?.toLowerCase() === "true",
@@ -210,6 +214,17 @@ function readWebhookHosts(env: Environment): string[] {
     }
   }
   return hosts;
+}
+
+function readWebhookSigningKey(env: Environment): Buffer | undefined {
+  const secret = optional(env, ENVIRONMENT.webhookSigningSecret);
+  if (secret === undefined) return undefined;
+  try {
+    return signingKeyOf(secret);
+  } catch (error) {
+    // The reason names the expected format only: the value is a secret and goes nowhere.
+    throw new InvalidConfigurationError(ENVIRONMENT.webhookSigningSecret, (error as Error).message);
+  }
 }
 
 function readWorkerFunction(env: Environment): string | undefined {

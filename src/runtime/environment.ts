@@ -28,6 +28,11 @@ export const ENVIRONMENT = {
   /** Comma-separated hosts run webhooks may be posted to (https only); unset: no webhooks. */
   webhookAllowedHosts: "WEBHOOK_ALLOWED_HOSTS",
   /**
+   * Secret that signs every webhook delivery (Standard Webhooks: `whsec_` and 24 to 64 base64 key bytes); unset:
+   * deliveries go unsigned. Give it from Secrets Manager through ENVIRONMENT_ARNS.
+   */
+  webhookSigningSecret: "WEBHOOK_SIGNING_SECRET",
+  /**
    * Issuer of accepted JWTs, verified inside the function where no API Gateway authorizer does it (the streaming
    * function URL): the Cognito user pool's issuer URL or any OIDC issuer's.
    */

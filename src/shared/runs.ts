@@ -91,6 +91,18 @@ export interface RunRecord {
    * stack), and the id of the log line that records it.
    */
   error?: { error: string; message: string; error_id?: string };
+  /** How its webhook's delivery went, once the run ended (runs with a webhook only). */
+  webhookDelivery?: WebhookDeliveryRecord;
+}
+
+/** A webhook delivery's outcome, as the run keeps it. */
+export interface WebhookDeliveryRecord {
+  outcome: "delivered" | "failed";
+  attempts: number;
+  /** The receiver's last HTTP status, when it answered. */
+  statusCode?: number;
+  /** Epoch milliseconds of the last attempt. */
+  at: number;
 }
 
 export interface ListRunsInput {
@@ -103,7 +115,7 @@ export interface ListRunsInput {
 
 /** What may change on a run after it is created. */
 export type RunChanges = Partial<
-  Pick<RunRecord, "status" | "legs" | "startedAt" | "error" | "eventCount">
+  Pick<RunRecord, "status" | "legs" | "startedAt" | "error" | "eventCount" | "webhookDelivery">
 >;
 
 /**

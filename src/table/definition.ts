@@ -109,6 +109,8 @@ export const RUN_ITEM_ATTRIBUTES = {
   eventCount: "events",
   /** JSON of what the run was asked to do (kwargs), its metadata and, once it failed, its error. */
   body: "body",
+  /** Map: how the run's webhook delivery went (outcome, attempts, last status, when). */
+  webhookDelivery: "webhook",
 } as const;
 
 /**

@@ -163,6 +163,15 @@ export class RunItems implements RunStore {
         }),
       );
     }
+    if (changes.webhookDelivery !== undefined) {
+      fragments.push(
+        updateFragment({
+          set: ["#webhook = :webhook"],
+          names: { "#webhook": R.webhookDelivery },
+          values: { ":webhook": changes.webhookDelivery },
+        }),
+      );
+    }
     if (changes.error !== undefined) {
       // The error goes into the body: read it, then write it back whole.
       const current = await this.table.get(runKey(tenantId, threadId, runId));
@@ -227,5 +236,8 @@ function toRun(threadId: string, item: Item): RunRecord {
     ...(item[R.startedAt] !== undefined ? { startedAt: Number(item[R.startedAt]) } : {}),
     ...(item[R.eventCount] !== undefined ? { eventCount: Number(item[R.eventCount]) } : {}),
     ...(body.error ? { error: body.error } : {}),
+    ...(item[R.webhookDelivery] !== undefined
+      ? { webhookDelivery: item[R.webhookDelivery] as RunRecord["webhookDelivery"] }
+      : {}),
   };
 }

@@ -1,4 +1,4 @@
-import type { RunRecord } from "../../shared/runs";
+import type { RunRecord, WebhookDeliveryRecord } from "../../shared/runs";
 
 /** A run as LangGraph Server shows it (the SDK's `Run`): in responses and in webhook payloads. */
 export function runJson(run: RunRecord): Record<string, unknown> {
@@ -12,6 +12,17 @@ export function runJson(run: RunRecord): Record<string, unknown> {
     metadata: run.metadata,
     kwargs: kwargsJson(run),
     multitask_strategy: run.multitaskStrategy,
+    // Not in LangGraph Server's run: how the run's webhook delivery went (clients ignore fields they do not know).
+    ...(run.webhookDelivery ? { webhook_delivery: webhookDeliveryJson(run.webhookDelivery) } : {}),
+  };
+}
+
+function webhookDeliveryJson(delivery: WebhookDeliveryRecord): Record<string, unknown> {
+  return {
+    outcome: delivery.outcome,
+    attempts: delivery.attempts,
+    status_code: delivery.statusCode ?? null,
+    at: new Date(delivery.at).toISOString(),
   };
 }
 

@@ -167,7 +167,17 @@ export async function endRun(
   const final = ended ?? { ...run, status };
   m.endings.ended(run.runId, final);
   if (run.kwargs.webhook) {
-    await m.options.webhooks.send(run.kwargs.webhook, final, m.endings.valuesOf(run.runId));
+    // Sent once, when the run ends (a crash before this point loses it: at most once, never twice).
+    const delivery = await m.options.webhooks.send(
+      run.kwargs.webhook,
+      final,
+      m.endings.valuesOf(run.runId),
+    );
+    if (delivery) {
+      await m.options.runs
+        .updateRun(tenantId, run.threadId, run.runId, { webhookDelivery: delivery }, m.now())
+        .catch(() => undefined);
+    }
   }
   if (run.kwargs.temporary) await deleteTemporaryThread(m, tenantId, run.threadId);
   return released;

@@ -160,6 +160,14 @@ describe("runtime configuration from the environment", () => {
       'Invalid WEBHOOK_ALLOWED_HOSTS: expected comma-separated host names (host or host:port), got "https://evil.example"',
     ],
     [
+      { ...valid, WEBHOOK_SIGNING_SECRET: "hunter2-not-a-whsec-secret" },
+      "Invalid WEBHOOK_SIGNING_SECRET: expected a secret starting with whsec_ (Standard Webhooks format)",
+    ],
+    [
+      { ...valid, WEBHOOK_SIGNING_SECRET: `whsec_${Buffer.alloc(8).toString("base64")}` },
+      "Invalid WEBHOOK_SIGNING_SECRET: expected 24 to 64 key bytes after whsec_, got 8",
+    ],
+    [
       { ...valid, WEBHOOK_ALLOWED_HOSTS: "*.example.com" },
       'Invalid WEBHOOK_ALLOWED_HOSTS: expected comma-separated host names (host or host:port), got "*.example.com"',
     ],
