@@ -7,7 +7,7 @@ import {
   LOG_LEVELS,
   type LogLevel,
 } from "../shared/defaults";
-import { ENVIRONMENT, LANGGRAPH_ENVIRONMENT } from "./environment";
+import { ENVIRONMENT, LANGGRAPH_ENVIRONMENT, SECRET_ENVIRONMENT } from "./environment";
 
 /**
  * The runtime's configuration from the environment, read and checked once (at cold start in Lambda). The
@@ -217,13 +217,16 @@ function readWebhookHosts(env: Environment): string[] {
 }
 
 function readWebhookSigningKey(env: Environment): Buffer | undefined {
-  const secret = optional(env, ENVIRONMENT.webhookSigningSecret);
+  const secret = optional(env, SECRET_ENVIRONMENT.webhookSigningSecret);
   if (secret === undefined) return undefined;
   try {
     return signingKeyOf(secret);
   } catch (error) {
     // The reason names the expected format only: the value is a secret and goes nowhere.
-    throw new InvalidConfigurationError(ENVIRONMENT.webhookSigningSecret, (error as Error).message);
+    throw new InvalidConfigurationError(
+      SECRET_ENVIRONMENT.webhookSigningSecret,
+      (error as Error).message,
+    );
   }
 }
 

@@ -28,11 +28,6 @@ export const ENVIRONMENT = {
   /** Comma-separated hosts run webhooks may be posted to (https only); unset: no webhooks. */
   webhookAllowedHosts: "WEBHOOK_ALLOWED_HOSTS",
   /**
-   * Secret that signs every webhook delivery (Standard Webhooks: `whsec_` and 24 to 64 base64 key bytes); unset:
-   * deliveries go unsigned. Give it from Secrets Manager through ENVIRONMENT_ARNS.
-   */
-  webhookSigningSecret: "WEBHOOK_SIGNING_SECRET",
-  /**
    * Issuer of accepted JWTs, verified inside the function where no API Gateway authorizer does it (the streaming
    * function URL): the Cognito user pool's issuer URL or any OIDC issuer's.
    */
@@ -51,6 +46,18 @@ export const LANGGRAPH_ENVIRONMENT = {
    * `recursion_limit` and `context` (e.g. `{"agent": {"configurable": {"model_name": "openai"}}}`).
    */
   graphConfig: "LANGGRAPH_CONFIG",
+} as const;
+
+/**
+ * Secrets the runtime reads that the Terraform module never sets: a consumer gives each from Secrets Manager in
+ * the module's `secrets` (read at cold start through ENVIRONMENT_ARNS), so they stay out of {@link ENVIRONMENT}.
+ */
+export const SECRET_ENVIRONMENT = {
+  /**
+   * Signs every webhook delivery (Standard Webhooks: `whsec_` and 24 to 64 base64 key bytes); unset: deliveries
+   * go unsigned.
+   */
+  webhookSigningSecret: "WEBHOOK_SIGNING_SECRET",
 } as const;
 
 /** Handlers of the container image, as `CMD` values (`<file>.<export>` under the task root). */

@@ -1,6 +1,11 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { ENVIRONMENT, IMAGE_HANDLERS, LANGGRAPH_ENVIRONMENT } from "../../src/runtime/environment";
+import {
+  ENVIRONMENT,
+  IMAGE_HANDLERS,
+  LANGGRAPH_ENVIRONMENT,
+  SECRET_ENVIRONMENT,
+} from "../../src/runtime/environment";
 import { ERROR_STATUSES, ROUTES } from "../../src/runtime/http/routes";
 import { localEndpoint } from "../support/dynamodb";
 import { location, readSnippets, type Snippet } from "./markdown";
@@ -180,7 +185,11 @@ describe("documentation (integration)", () => {
     const text = readFileSync(join(root, "docs/container-image.md"), "utf8");
     const variables = [...text.matchAll(/^\| `([A-Z][A-Z0-9_]+)` +\|/gm)].map((match) => match[1]);
     expect(variables.sort()).toEqual(
-      [...Object.values(ENVIRONMENT), ...Object.values(LANGGRAPH_ENVIRONMENT)].sort(),
+      [
+        ...Object.values(ENVIRONMENT),
+        ...Object.values(LANGGRAPH_ENVIRONMENT),
+        ...Object.values(SECRET_ENVIRONMENT),
+      ].sort(),
     );
     const handlers = [...text.matchAll(/^\| `([a-z]+\.handler)` +\|/gm)].map((match) => match[1]);
     expect(handlers.sort()).toEqual(Object.values(IMAGE_HANDLERS).sort());
