@@ -1,5 +1,6 @@
 import type { Client } from "@langchain/langgraph-sdk";
 import { slowGraph } from "./graphs";
+import { SDK_MAJORS } from "../support/sdk-majors";
 import { backendOptions, startTestServer, type Backend, type TestServer } from "./support";
 
 type Chunk = { id?: string; event: string; data: unknown };
@@ -25,9 +26,15 @@ const ended = (chunks: Chunk[]) =>
 
 /**
  * The thread's stream through the official SDK's `threads.joinStream`: the thread's runs one after the other as
- * they run, with `Last-Event-ID` resumption and the `stream_mode` filter (run_modes, lifecycle).
+ * they run, with `Last-Event-ID` resumption and the `stream_mode` filter (run_modes, lifecycle), through each
+ * major of the SDK (2.0.0 sends a list of modes as one JSON array, 1.15 repeats the parameter).
  */
-describe.each<Backend>(["memory", "dynamodb"])("thread stream (%s)", (backend) => {
+describe.each(
+  (["memory", "dynamodb"] as Backend[]).flatMap((backend) =>
+    SDK_MAJORS.map((sdk) => ({ backend, sdk })),
+  ),
+)("thread stream ($backend, SDK $sdk.version)", ({ backend, sdk }) => {
+  const tenant = `tenant-thread-stream-${backend}-${sdk.version}`;
   let server: TestServer;
   let client: Client;
 
@@ -36,7 +43,7 @@ describe.each<Backend>(["memory", "dynamodb"])("thread stream (%s)", (backend) =
       assistants: { slow: slowGraph() },
       ...(await backendOptions(backend)),
     });
-    client = await server.client(`tenant-thread-stream-${backend}`);
+    client = await server.client(tenant, sdk);
   });
 
   afterAll(async () => {
@@ -118,10 +125,10 @@ describe.each<Backend>(["memory", "dynamodb"])("thread stream (%s)", (backend) =
     ]);
   });
 
-  it("answers 404 for another tenant's thread and 422 for a mode or event id it does not know", async () => {
+  it("answers 404 for another tenant's thread and 422 for a mode, list or event id it does not know", async () => {
     const { threadId } = await threadWithTwoRuns();
-    const other = await server.token(`tenant-thread-stream-other-${backend}`);
-    const own = await server.token(`tenant-thread-stream-${backend}`);
+    const other = await server.token(`${tenant}-other`);
+    const own = await server.token(tenant);
     const get = async (token: string, query = "", headers: Record<string, string> = {}) => {
       const response = await fetch(`${server.url}/threads/${threadId}/stream${query}`, {
         headers: { authorization: `Bearer ${token}`, ...headers },
@@ -134,6 +141,9 @@ describe.each<Backend>(["memory", "dynamodb"])("thread stream (%s)", (backend) =
     expect(stateUpdate.body.detail).toMatch(
       /^Invalid stream_mode: expected run_modes or lifecycle/,
     );
+    const badList = await get(own, `?stream_mode=${encodeURIComponent('["lifecycle",1]')}`);
+    expect(badList.status).toBe(422);
+    expect(badList.body.detail).toMatch(/^Invalid stream_mode: /);
     const badId = await get(own, "", { "last-event-id": "12" });
     expect(badId.status).toBe(422);
     expect(badId.body.detail).toMatch(/^Invalid Last-Event-ID: /);
