@@ -20,12 +20,15 @@ import { buildSync } from "esbuild";
 export interface SdkMajor {
   /** The version, as tests name it. */
   version: string;
+  /** Whether `runs.create` sends `onCompletion` (2.0.0 sends it on `runs.wait` and `runs.stream` only). */
+  createSendsOnCompletion: boolean;
   /** A client of this major; typed as the current major's (the calls the tests make exist in both). */
   createClient(config: ClientConfig): Client;
 }
 
 const v1: SdkMajor = {
   version: versionOf("@langchain/langgraph-sdk"),
+  createSendsOnCompletion: true,
   createClient: (config) => new Client(config),
 };
 
@@ -62,6 +65,7 @@ function loadV2(): typeof SdkV2 {
 
 const v2: SdkMajor = {
   version: versionOf("@langchain/langgraph-sdk-v2"),
+  createSendsOnCompletion: false,
   createClient: (config) =>
     // The 2.0.0 client under the current major's type: tsc checks the calls against 1.15, Jest runs them on 2.0.
     new (loadV2().Client)(config as SdkV2.ClientConfig) as unknown as Client,
@@ -72,3 +76,16 @@ export const SDK_MAJORS: readonly SdkMajor[] = [v1, v2];
 
 /** The current major (what `@langchain/langgraph-sdk` resolves to). */
 export const CURRENT_SDK: SdkMajor = v1;
+
+/**
+ * The cases of a suite run on several backends: each backend with the current major, and the backends in
+ * `everyMajorOn` with the other majors too (the majors differ in what they send, not in what a backend keeps).
+ */
+export function sdkMatrix<Backend extends string>(
+  backends: readonly Backend[],
+  everyMajorOn: readonly Backend[] = backends,
+): Array<{ backend: Backend; sdk: SdkMajor }> {
+  return backends.flatMap((backend) =>
+    (everyMajorOn.includes(backend) ? SDK_MAJORS : [CURRENT_SDK]).map((sdk) => ({ backend, sdk })),
+  );
+}
