@@ -1,5 +1,6 @@
 import type { Client } from "@langchain/langgraph-sdk";
 import { slowGraph } from "./graphs";
+import { KEEP_ALIVE_MS } from "../../src/runtime/http/sse";
 import { SDK_MAJORS } from "../support/sdk-majors";
 import { backendOptions, startTestServer, type Backend, type TestServer } from "./support";
 
@@ -148,4 +149,43 @@ describe.each(
     expect(badId.status).toBe(422);
     expect(badId.body.detail).toMatch(/^Invalid Last-Event-ID: /);
   });
+});
+
+/**
+ * A stream quiet for longer than the keep-alive interval: the keep-alive comment must not read as an event. SDK
+ * 2.0.0 hands its caller an empty event (`{event: "", data: null}`) for every blank line once the stream has given
+ * an event id, so the comment ends its own line only, never an event.
+ */
+describe.each(SDK_MAJORS)("a quiet thread stream (SDK $version)", (sdk) => {
+  it("gives the runs' events and nothing for the keep-alive comments between them", async () => {
+    const server = await startTestServer({
+      assistants: { slow: slowGraph() },
+      ...(await backendOptions("memory")),
+    });
+    try {
+      const client = await server.client("tenant-quiet-stream", sdk);
+      const thread = await client.threads.create();
+      const first = await client.runs.create(thread.thread_id, "slow", { input: { delayMs: 0 } });
+      await client.runs.join(thread.thread_id, first.run_id);
+      // The first run replays (its event ids become the stream's last one), then nothing comes for a while.
+      const listening = gather(
+        client.threads.joinStream(thread.thread_id, {
+          lastEventId: "-",
+          streamMode: "lifecycle",
+        }) as AsyncIterable<Chunk>,
+        (chunks) => chunks.length === 4,
+      );
+      await new Promise((resolve) => setTimeout(resolve, KEEP_ALIVE_MS + 1_000));
+      const second = await client.runs.create(thread.thread_id, "slow", { input: { delayMs: 0 } });
+      const chunks = await listening;
+      expect(chunks.map((chunk) => [chunk.event, chunk.id])).toEqual([
+        ["lifecycle", `${first.run_id}:start`],
+        ["lifecycle", `${first.run_id}:end`],
+        ["lifecycle", `${second.run_id}:start`],
+        ["lifecycle", `${second.run_id}:end`],
+      ]);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
 });
