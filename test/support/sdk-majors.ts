@@ -20,6 +20,8 @@ import { buildSync } from "esbuild";
 export interface SdkMajor {
   /** The version, as tests name it. */
   version: string;
+  /** The package it is installed as (the current major under its own name, another under an npm alias). */
+  packageName: string;
   /** Whether `runs.create` sends `onCompletion` (2.0.0 sends it on `runs.wait` and `runs.stream` only). */
   createSendsOnCompletion: boolean;
   /** A client of this major; typed as the current major's (the calls the tests make exist in both). */
@@ -28,6 +30,7 @@ export interface SdkMajor {
 
 const v1: SdkMajor = {
   version: versionOf("@langchain/langgraph-sdk"),
+  packageName: "@langchain/langgraph-sdk",
   createSendsOnCompletion: true,
   createClient: (config) => new Client(config),
 };
@@ -65,6 +68,7 @@ function loadV2(): typeof SdkV2 {
 
 const v2: SdkMajor = {
   version: versionOf("@langchain/langgraph-sdk-v2"),
+  packageName: "@langchain/langgraph-sdk-v2",
   createSendsOnCompletion: false,
   createClient: (config) =>
     // The 2.0.0 client under the current major's type: tsc checks the calls against 1.15, Jest runs them on 2.0.
