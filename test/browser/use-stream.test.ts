@@ -7,13 +7,16 @@ import type { Message } from "@langchain/langgraph-sdk";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { buildSupportChatGraph } from "../../src/examples/support-chat";
 import { backendOptions, startTestServer, type Backend, type TestServer } from "../runtime/support";
+import { CURRENT_SDK, SDK_MAJORS, sdkMatrix, type SdkMajor } from "../support/sdk-majors";
 import { findChromium } from "./chromium";
 import { startSameOriginServer, type SameOriginServer } from "./same-origin-server";
 
 /**
  * The official `useStream` React hook (@langchain/langgraph-sdk/react) in headless Chromium, on a page Vite
  * builds, against the dev server behind one origin: the customer's message, the reply streamed token by token,
- * the supervisor's interrupt card, Approve, the final answer, and the thread as the SDK reads it afterwards.
+ * the supervisor's interrupt card, Approve, the final answer, and the thread as the SDK reads it afterwards. The
+ * page is built once with each major of the SDK (its hook and client): both backends with the current one, the
+ * in-memory one with 2.0.0 too.
  */
 const ROOT = resolve(__dirname, "../..");
 const TSX = join(ROOT, "node_modules/tsx/dist/cli.mjs");
@@ -44,29 +47,37 @@ if ("missing" in chromiumLookup) {
   );
 }
 const describeWithChromium = "path" in chromiumLookup ? describe : describe.skip;
+/** Both backends with the current SDK, and the in-memory one with SDK 2.0.0 too. */
+const cases = sdkMatrix<Backend>(["memory", "dynamodb"], ["memory"]);
 
 describeWithChromium(
   "useStream in headless Chromium (integration: Vite-built page, dev server)",
   () => {
-    let pageDir: string;
+    /** The built page of each major, by version. */
+    const pageDirs = new Map<string, string>();
     let browser: Browser;
 
     beforeAll(async () => {
-      pageDir = mkdtempSync(join(tmpdir(), "memory-table-page-"));
-      await buildPage(pageDir);
+      for (const sdk of SDK_MAJORS) {
+        const pageDir = mkdtempSync(join(tmpdir(), "memory-table-page-"));
+        pageDirs.set(sdk.version, pageDir);
+        await buildPage(pageDir, sdk);
+      }
       browser = await chromium.launch({
         executablePath: "path" in chromiumLookup ? chromiumLookup.path : undefined,
         headless: true,
       });
-    }, 60_000);
+    }, 120_000);
 
     afterAll(async () => {
       await browser?.close();
-      if (pageDir) rmSync(pageDir, { recursive: true, force: true });
+      for (const pageDir of pageDirs.values()) rmSync(pageDir, { recursive: true, force: true });
     });
 
-    describe.each<Backend>(["memory", "dynamodb"])("with the %s checkpointer", (backend) => {
+    describe.each(cases)("with $backend and SDK $sdk.version", ({ backend, sdk }) => {
       const tenant = `tenant-browser-${backend}`;
+      // One set of screenshots: the in-memory backend's with the current SDK.
+      const screenshots = backend === "memory" && sdk === CURRENT_SDK;
       let api: TestServer;
       let origin: SameOriginServer;
 
@@ -79,7 +90,7 @@ describeWithChromium(
           ...(await backendOptions(backend)),
         });
         origin = await startSameOriginServer({
-          staticDir: pageDir,
+          staticDir: pageDirs.get(sdk.version)!,
           basePath: BASE_PATH,
           apiUrl: api.url,
         });
@@ -125,7 +136,7 @@ describeWithChromium(
           await expect(page.getByTestId("tool-call").textContent()).resolves.toBe(
             `Calling book_refund(${JSON.stringify({ booking_id: "BK-1042", reason: REQUEST })})`,
           );
-          if (backend === "memory") {
+          if (screenshots) {
             console.log(`screenshot: ${await screenshot(page, "use-stream-approval.png")}`);
           }
 
@@ -147,7 +158,7 @@ describeWithChromium(
           });
           expect(shown[3]!.text).toBe(FINAL_ANSWER);
           await expect(page.getByTestId("error").count()).resolves.toBe(0);
-          if (backend === "memory") {
+          if (screenshots) {
             console.log(`screenshot: ${await screenshot(page, "use-stream.png")}`);
           }
           expect(pageErrors).toEqual([]);
@@ -155,7 +166,7 @@ describeWithChromium(
           // The thread as the SDK reads it: the page's thread, the tenant's, finished.
           const threadId = await page.getByTestId("chat").getAttribute("data-thread-id");
           expect(threadId).toMatch(/^[0-9a-f-]{36}$/);
-          const client = await api.client(tenant);
+          const client = await api.client(tenant, sdk);
           const state = await client.threads.getState<{ messages: Message[] }>(threadId!);
           expect(state.next).toEqual([]);
           expect(state.tasks).toEqual([]);
@@ -169,11 +180,11 @@ describeWithChromium(
           ]);
           expect((await client.threads.get(threadId!)).status).toBe("idle");
           // Another tenant does not see it.
-          const stranger = await api.client(`${tenant}-other`);
+          const stranger = await api.client(`${tenant}-other`, sdk);
           await expect(stranger.threads.get(threadId!)).rejects.toThrow(/404/);
 
           console.log(
-            `useStream (${backend}), from the click: the reply ${preambleGrowth}, ` +
+            `useStream (${backend}, SDK ${sdk.version}), from the click: the reply ${preambleGrowth}, ` +
               `interrupt card ${cardAt - sentAt} ms; after Approve: the answer ${answerGrowth}, ` +
               `done ${doneAt - approvedAt} ms`,
           );
@@ -185,10 +196,11 @@ describeWithChromium(
   },
 );
 
-/** Vite's JS API in a child process (test/browser/app/build.mts), into `outDir`. */
-async function buildPage(outDir: string): Promise<void> {
+/** Vite's JS API in a child process (test/browser/app/build.mts), into `outDir`, with `sdk`'s hook and client. */
+async function buildPage(outDir: string, sdk: SdkMajor): Promise<void> {
+  const args = [TSX, "test/browser/app/build.mts", outDir, sdk.packageName];
   try {
-    await promisify(execFile)(process.execPath, [TSX, "test/browser/app/build.mts", outDir], {
+    await promisify(execFile)(process.execPath, args, {
       cwd: ROOT,
       timeout: 60_000,
     });

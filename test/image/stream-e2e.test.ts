@@ -100,9 +100,11 @@ function parseSse(body: Buffer): SseEvent[] {
   for (const frame of text.split("\n\n")) {
     const start = offset;
     offset += Buffer.byteLength(frame, "utf8") + 2;
-    if (frame === "" || frame.startsWith(":")) continue;
+    // A keep-alive comment is a line of its own, before the frame that follows it.
+    const lines = frame.split("\n").filter((line) => !line.startsWith(":"));
+    if (lines.every((line) => line === "")) continue;
     const fields = new Map<string, string>();
-    for (const line of frame.split("\n")) {
+    for (const line of lines) {
       const colon = line.indexOf(": ");
       if (colon === -1) throw new Error(`not an SSE field line: ${JSON.stringify(line)}`);
       fields.set(line.slice(0, colon), line.slice(colon + 2));

@@ -16,6 +16,7 @@ import {
   type Backend,
   type TestServer,
 } from "./support";
+import { sdkMatrix } from "../support/sdk-majors";
 
 const BOOKING_ID = systemAssistantId("booking");
 const NESTED_ID = systemAssistantId("nested");
@@ -54,8 +55,11 @@ const chat: GraphFactory = ({ checkpointer }) =>
     .addEdge("reply", END)
     .compile({ checkpointer });
 
+/** Both backends with the current SDK, and the in-memory one with SDK 2.0.0 too. */
+const cases = sdkMatrix<Backend>(["memory", "dynamodb"], ["memory"]);
+
 /** The official @langchain/langgraph-sdk Client, unchanged, on assistants (real JWT checks, dev server). */
-describe.each<Backend>(["memory", "dynamodb"])("assistants through the SDK (%s)", (backend) => {
+describe.each(cases)("assistants via the SDK ($backend, $sdk.version)", ({ backend, sdk }) => {
   let server: TestServer;
   let alice: Client;
   let mallory: Client;
@@ -65,8 +69,8 @@ describe.each<Backend>(["memory", "dynamodb"])("assistants through the SDK (%s)"
       assistants: { ...bookingAssistants(), nested, chat },
       ...(await backendOptions(backend)),
     });
-    alice = await server.client("tenant-alice");
-    mallory = await server.client("tenant-mallory");
+    alice = await server.client("tenant-alice", sdk);
+    mallory = await server.client("tenant-mallory", sdk);
   });
 
   afterAll(async () => {
@@ -216,7 +220,7 @@ describe.each<Backend>(["memory", "dynamodb"])("assistants through the SDK (%s)"
   });
 
   it("searches and counts by graph, name and metadata, in order, with pagination", async () => {
-    const carol = await server.client("tenant-carol");
+    const carol = await server.client("tenant-carol", sdk);
     const made = [];
     for (const [name, graphId, team] of [
       ["Support Desk", "booking", "ops"],
@@ -284,7 +288,7 @@ describe.each<Backend>(["memory", "dynamodb"])("assistants through the SDK (%s)"
   });
 
   it("answers bad input with 422 naming the field, and writes nothing", async () => {
-    const dave = await server.client("tenant-dave");
+    const dave = await server.client("tenant-dave", sdk);
     const { assistant_id: id } = await dave.assistants.create({ graphId: "booking", name: "kept" });
     const raw = async (method: string, path: string, body?: unknown) => {
       const response = await fetch(`${server.url}${path}`, {

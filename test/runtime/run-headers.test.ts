@@ -1,4 +1,4 @@
-import { Client } from "@langchain/langgraph-sdk";
+import type { Client } from "@langchain/langgraph-sdk";
 import {
   Annotation,
   END,
@@ -8,6 +8,7 @@ import {
 } from "@langchain/langgraph";
 import { configurableFromHeaders } from "../../src/runtime/http/run-headers";
 import type { GraphFactory } from "../../src/runtime/types";
+import { sdkMatrix } from "../support/sdk-majors";
 import { backendOptions, startTestServer, type Backend, type TestServer } from "./support";
 
 const EchoState = Annotation.Root({
@@ -61,9 +62,9 @@ describe("configurableFromHeaders", () => {
  * (its API test sends `x-configurable-header` through the SDK's `defaultHeaders`), over the body's same keys;
  * the credential (bearer or `x-api-key`) and the edge's headers never reach it.
  */
-describe.each<Backend>(["memory", "dynamodb"])(
-  "request headers in a run's config (%s)",
-  (backend) => {
+describe.each(sdkMatrix<Backend>(["memory", "dynamodb"], ["memory"]))(
+  "request headers in a run's config ($backend, SDK $sdk.version)",
+  ({ backend, sdk }) => {
     let server: TestServer;
 
     beforeAll(async () => {
@@ -78,7 +79,7 @@ describe.each<Backend>(["memory", "dynamodb"])(
     });
 
     async function clientWith(headers: Record<string, string>): Promise<Client> {
-      return new Client({
+      return sdk.createClient({
         apiUrl: server.url,
         apiKey: null,
         defaultHeaders: headers,

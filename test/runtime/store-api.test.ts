@@ -15,6 +15,7 @@ import {
   type Backend,
   type TestServer,
 } from "./support";
+import { sdkMatrix } from "../support/sdk-majors";
 
 /** The preferences example, on the handler's store: what a user prefers, remembered across threads. */
 const preferences: Record<string, GraphFactory> = {
@@ -48,12 +49,15 @@ async function raw(
 
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
+/** Both backends with the current SDK, and the in-memory one with SDK 2.0.0 too. */
+const cases = sdkMatrix<Backend>(["memory", "dynamodb"], ["memory"]);
+
 /**
  * The long-term memory store through the official SDK's `client.store`, unchanged, against the dev server:
  * LangGraph Server's routes and shapes, each tenant on its own items, on both stores the handler defaults to
  * (the bounded in-memory store without a table, DynamoDBStore on the handler's table).
  */
-describe.each<Backend>(["memory", "dynamodb"])("the store routes (%s backend)", (backend) => {
+describe.each(cases)("the store routes ($backend, SDK $sdk.version)", ({ backend, sdk }) => {
   let server: TestServer;
 
   beforeAll(async () => {
@@ -72,7 +76,7 @@ describe.each<Backend>(["memory", "dynamodb"])("the store routes (%s backend)", 
   /** A tenant of its own for each test: its store starts empty. */
   function newTenant(): { id: string; client: Promise<Client> } {
     const id = `store-${backend}-${randomUUID().slice(0, 8)}`;
-    return { id, client: server.client(id) };
+    return { id, client: server.client(id, sdk) };
   }
 
   it("puts, gets, searches, lists and deletes items as LangGraph Server does", async () => {

@@ -9,15 +9,19 @@ import {
   type Backend,
   type TestServer,
 } from "./support";
+import { sdkMatrix } from "../support/sdk-majors";
 
 type Part = { event: string; data: unknown };
 type Message = { type: string; content: string; id?: string };
+
+/** Both backends with the current SDK, and the in-memory one with SDK 2.0.0 too. */
+const cases = sdkMatrix<Backend>(["memory", "dynamodb"], ["memory"]);
 
 /**
  * Streaming runs through the official @langchain/langgraph-sdk Client, unchanged, against the dev server: every
  * stream mode, subgraph namespaces, joins, reconnection with Last-Event-ID, and the rules every run follows.
  */
-describe.each<Backend>(["memory", "dynamodb"])("streaming runs (%s checkpointer)", (backend) => {
+describe.each(cases)("streaming runs ($backend, SDK $sdk.version)", ({ backend, sdk }) => {
   let server: TestServer;
   let client: Client;
   const counts = { started: 0, finished: 0 };
@@ -27,7 +31,7 @@ describe.each<Backend>(["memory", "dynamodb"])("streaming runs (%s checkpointer)
       assistants: { chat: streamingChatGraph(), slow: slowGraph(counts, 2), nested: nestedGraph },
       ...(await backendOptions(backend)),
     });
-    client = await server.client(`tenant-stream-${backend}`);
+    client = await server.client(`tenant-stream-${backend}`, sdk);
   });
 
   afterAll(async () => {

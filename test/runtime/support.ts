@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { Client } from "@langchain/langgraph-sdk";
+import type { Client } from "@langchain/langgraph-sdk";
 import pino from "pino";
 import { InMemorySaver } from "../../src/checkpoint/memory";
 import { loadDevKeys, signDevToken, type DevKeys } from "../../src/dev/auth";
@@ -12,6 +12,7 @@ import { createHandler, type ApiHandler, type HandlerOptions } from "../../src/r
 import type { HttpEvent } from "../../src/runtime/http/http";
 import type { GraphFactory } from "../../src/runtime/types";
 import { createLocalClient, createTestTable } from "../support/dynamodb";
+import { CURRENT_SDK, type SdkMajor } from "../support/sdk-majors";
 
 export const quietLogger = pino({ level: "silent" });
 
@@ -46,7 +47,8 @@ export interface TestServer {
   handler: ApiHandler;
   keys: DevKeys;
   token(tenantId: string): Promise<string>;
-  client(tenantId: string): Promise<Client>;
+  /** A client of the official SDK (`sdk`: which major, the current one unless said) for a tenant's token. */
+  client(tenantId: string, sdk?: SdkMajor): Promise<Client>;
   close(): Promise<void>;
 }
 
@@ -68,8 +70,8 @@ export async function startTestServer(
     handler,
     keys,
     token,
-    async client(tenantId) {
-      return new Client({
+    async client(tenantId, sdk = CURRENT_SDK) {
+      return sdk.createClient({
         apiUrl: running.url,
         apiKey: null,
         defaultHeaders: { Authorization: `Bearer ${await token(tenantId)}` },

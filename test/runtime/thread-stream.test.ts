@@ -1,5 +1,7 @@
 import type { Client } from "@langchain/langgraph-sdk";
 import { slowGraph } from "./graphs";
+import { KEEP_ALIVE_MS } from "../../src/runtime/http/sse";
+import { SDK_MAJORS } from "../support/sdk-majors";
 import { backendOptions, startTestServer, type Backend, type TestServer } from "./support";
 
 type Chunk = { id?: string; event: string; data: unknown };
@@ -25,9 +27,15 @@ const ended = (chunks: Chunk[]) =>
 
 /**
  * The thread's stream through the official SDK's `threads.joinStream`: the thread's runs one after the other as
- * they run, with `Last-Event-ID` resumption and the `stream_mode` filter (run_modes, lifecycle).
+ * they run, with `Last-Event-ID` resumption and the `stream_mode` filter (run_modes, lifecycle), through each
+ * major of the SDK (2.0.0 sends a list of modes as one JSON array, 1.15 repeats the parameter).
  */
-describe.each<Backend>(["memory", "dynamodb"])("thread stream (%s)", (backend) => {
+describe.each(
+  (["memory", "dynamodb"] as Backend[]).flatMap((backend) =>
+    SDK_MAJORS.map((sdk) => ({ backend, sdk })),
+  ),
+)("thread stream ($backend, SDK $sdk.version)", ({ backend, sdk }) => {
+  const tenant = `tenant-thread-stream-${backend}-${sdk.version}`;
   let server: TestServer;
   let client: Client;
 
@@ -36,7 +44,7 @@ describe.each<Backend>(["memory", "dynamodb"])("thread stream (%s)", (backend) =
       assistants: { slow: slowGraph() },
       ...(await backendOptions(backend)),
     });
-    client = await server.client(`tenant-thread-stream-${backend}`);
+    client = await server.client(tenant, sdk);
   });
 
   afterAll(async () => {
@@ -118,10 +126,10 @@ describe.each<Backend>(["memory", "dynamodb"])("thread stream (%s)", (backend) =
     ]);
   });
 
-  it("answers 404 for another tenant's thread and 422 for a mode or event id it does not know", async () => {
+  it("answers 404 for another tenant's thread and 422 for a mode, list or event id it does not know", async () => {
     const { threadId } = await threadWithTwoRuns();
-    const other = await server.token(`tenant-thread-stream-other-${backend}`);
-    const own = await server.token(`tenant-thread-stream-${backend}`);
+    const other = await server.token(`${tenant}-other`);
+    const own = await server.token(tenant);
     const get = async (token: string, query = "", headers: Record<string, string> = {}) => {
       const response = await fetch(`${server.url}/threads/${threadId}/stream${query}`, {
         headers: { authorization: `Bearer ${token}`, ...headers },
@@ -134,8 +142,50 @@ describe.each<Backend>(["memory", "dynamodb"])("thread stream (%s)", (backend) =
     expect(stateUpdate.body.detail).toMatch(
       /^Invalid stream_mode: expected run_modes or lifecycle/,
     );
+    const badList = await get(own, `?stream_mode=${encodeURIComponent('["lifecycle",1]')}`);
+    expect(badList.status).toBe(422);
+    expect(badList.body.detail).toMatch(/^Invalid stream_mode: /);
     const badId = await get(own, "", { "last-event-id": "12" });
     expect(badId.status).toBe(422);
     expect(badId.body.detail).toMatch(/^Invalid Last-Event-ID: /);
   });
+});
+
+/**
+ * A stream quiet for longer than the keep-alive interval: the keep-alive comment must not read as an event. SDK
+ * 2.0.0 hands its caller an empty event (`{event: "", data: null}`) for every blank line once the stream has given
+ * an event id, so the comment ends its own line only, never an event.
+ */
+describe.each(SDK_MAJORS)("a quiet thread stream (SDK $version)", (sdk) => {
+  it("gives the runs' events and nothing for the keep-alive comments between them", async () => {
+    const server = await startTestServer({
+      assistants: { slow: slowGraph() },
+      ...(await backendOptions("memory")),
+    });
+    try {
+      const client = await server.client("tenant-quiet-stream", sdk);
+      const thread = await client.threads.create();
+      const first = await client.runs.create(thread.thread_id, "slow", { input: { delayMs: 0 } });
+      await client.runs.join(thread.thread_id, first.run_id);
+      // The first run replays (its event ids become the stream's last one), then nothing comes for a while.
+      const listening = gather(
+        client.threads.joinStream(thread.thread_id, {
+          lastEventId: "-",
+          streamMode: "lifecycle",
+        }) as AsyncIterable<Chunk>,
+        (chunks) => chunks.length === 4,
+      );
+      await new Promise((resolve) => setTimeout(resolve, KEEP_ALIVE_MS + 1_000));
+      const second = await client.runs.create(thread.thread_id, "slow", { input: { delayMs: 0 } });
+      const chunks = await listening;
+      expect(chunks.map((chunk) => [chunk.event, chunk.id])).toEqual([
+        ["lifecycle", `${first.run_id}:start`],
+        ["lifecycle", `${first.run_id}:end`],
+        ["lifecycle", `${second.run_id}:start`],
+        ["lifecycle", `${second.run_id}:end`],
+      ]);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
 });

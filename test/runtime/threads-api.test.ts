@@ -7,16 +7,20 @@ import {
   type Backend,
   type TestServer,
 } from "./support";
+import { sdkMatrix } from "../support/sdk-majors";
 
 type Message = { type: string; content: string; id?: string };
 type ChatValues = { messages: Message[] };
+
+/** Both backends with the current SDK, and the in-memory one with SDK 2.0.0 too. */
+const cases = sdkMatrix<Backend>(["memory", "dynamodb"], ["memory"]);
 
 /**
  * Threads and thread state through the official @langchain/langgraph-sdk Client, unchanged, against the dev
  * server: the wire format of values, search, count, update, copy, state at a checkpoint, updateState and
  * history, as LangGraph Server answers them.
  */
-describe.each<Backend>(["memory", "dynamodb"])("threads and state (%s checkpointer)", (backend) => {
+describe.each(cases)("threads and state ($backend, SDK $sdk.version)", ({ backend, sdk }) => {
   let server: TestServer;
   let client: Client;
   let other: Client;
@@ -26,8 +30,8 @@ describe.each<Backend>(["memory", "dynamodb"])("threads and state (%s checkpoint
       assistants: { ...bookingAssistants(), chat: chatGraph, loop: loopGraph },
       ...(await backendOptions(backend)),
     });
-    client = await server.client(`tenant-threads-${backend}`);
-    other = await server.client(`tenant-other-${backend}`);
+    client = await server.client(`tenant-threads-${backend}`, sdk);
+    other = await server.client(`tenant-other-${backend}`, sdk);
   });
 
   afterAll(async () => {

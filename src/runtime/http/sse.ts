@@ -3,6 +3,13 @@ import type { HttpResult } from "./http";
 /** A comment line every this often keeps proxies and clients from closing a quiet stream. */
 export const KEEP_ALIVE_MS = 15_000;
 
+/**
+ * The comment alone, with no blank line after it: a blank line ends an event, and SDK 2.0.0 (the 1.6 client)
+ * hands its caller an empty event for one once the stream has given an event id. Frames end with their blank
+ * line, so the comment always starts a line of its own, and the next frame's blank line ends only that frame.
+ */
+const KEEP_ALIVE_COMMENT = ": keep-alive\n";
+
 /** One Server-Sent Event, as LangGraph Server frames it: `event`, `data` (one line of JSON), then `id`. */
 export function sseFrame(event: string, data: string, id?: number | string): string {
   return `event: ${event}\ndata: ${data}\n${id === undefined ? "" : `id: ${id}\n`}\n`;
@@ -47,7 +54,7 @@ async function* withKeepAlive(
       const next = await Promise.race([pending, tick]);
       clearTimeout(timer);
       if (next === "tick") {
-        yield ": keep-alive\n\n";
+        yield KEEP_ALIVE_COMMENT;
         continue;
       }
       pending = undefined;

@@ -201,12 +201,16 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** `stream_mode` (the SDK's name; `stream_modes` in the platform's reference), one or several, comma-joined. */
+/**
+ * `stream_mode` (the SDK's name; `stream_modes` in the platform's reference), one or several: repeated or
+ * comma-joined (SDK 1.7 and later repeat the parameter), or one JSON array (what SDK 2.0.0 and 1.6 and earlier
+ * send for a list: `stream_mode=["run_modes","lifecycle"]`).
+ */
 function streamModesOf(context: RouteContext): ReadonlySet<ThreadStreamMode> {
   const raw = context.query.stream_mode ?? context.query.stream_modes;
   if (raw === undefined || raw === "") return new Set(["run_modes"]);
   const modes = new Set<ThreadStreamMode>();
-  for (const mode of raw.split(",")) {
+  for (const mode of listedModes(raw)) {
     if (!(THREAD_STREAM_MODES as readonly string[]).includes(mode)) {
       throw new InvalidRequestError(
         "stream_mode",
@@ -216,6 +220,28 @@ function streamModesOf(context: RouteContext): ReadonlySet<ThreadStreamMode> {
     modes.add(mode as ThreadStreamMode);
   }
   return modes;
+}
+
+/** The modes a `stream_mode` value names: a JSON array of strings, or names joined by commas. */
+function listedModes(raw: string): string[] {
+  if (!raw.startsWith("[")) return raw.split(",");
+  let listed: unknown;
+  try {
+    listed = JSON.parse(raw);
+  } catch {
+    listed = undefined;
+  }
+  if (
+    !Array.isArray(listed) ||
+    listed.length === 0 ||
+    !listed.every((mode) => typeof mode === "string")
+  ) {
+    throw new InvalidRequestError(
+      "stream_mode",
+      `expected run_modes or lifecycle (one or a list), got ${JSON.stringify(raw.slice(0, 40))}`,
+    );
+  }
+  return listed as string[];
 }
 
 /** `Last-Event-ID`: an id this stream gave (`<run id>:<position>`, `:start` or `:end`), or `-` / `-1`. */
