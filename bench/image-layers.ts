@@ -32,6 +32,7 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { REPO_ROOT } from "../scripts/build-image";
 import { parseDockerfile, type Stage } from "../test/image/dockerfile";
+import { buildWithBuildah, type BuildahResult } from "./image-buildah";
 
 export interface Layer {
   image: "before" | "after";
@@ -46,7 +47,15 @@ export interface ImageLayers {
 }
 
 export type LayersResult =
-  { skipped: string } | { base: string; before: ImageLayers; after: ImageLayers; checks: string[] };
+  | { skipped: string }
+  | {
+      base: string;
+      before: ImageLayers;
+      after: ImageLayers;
+      checks: string[];
+      /** The same stages built by buildah, where it is installed. */
+      buildah: BuildahResult;
+    };
 
 /** Bumped when the stand-in's recipe changes, so that a cached one is rebuilt. */
 const STAND_IN_VERSION = "debian-bookworm-slim-1";
@@ -116,10 +125,19 @@ export async function measureLayers(taskRoots: {
       "-c",
       "groupadd --gid 1000 node && useradd --uid 1000 --gid node --shell /bin/bash --create-home node",
     ]);
+    const stripped = join(work, "node-stripped");
+    run("strip", ["--strip-debug", "-o", stripped, join(root, "usr", "local", "bin", "node")]);
+    const buildah = await buildWithBuildah({
+      baseDir: root,
+      taskRoot: taskRoots.after,
+      strippedNode: stripped,
+      tini: HOST_TINI,
+      work,
+    }).catch((error: unknown) => ({ skipped: `buildah failed: ${String(error)}` }));
     const slim = slimStage();
     for (const instruction of slim.instructions) {
       if (instruction.keyword === "RUN") chroot(root, ["/bin/sh", "-c", instruction.args]);
-      if (instruction.keyword === "COPY") copyFromBuildStage(instruction.args, root, work);
+      if (instruction.keyword === "COPY") copyFromBuildStage(instruction.args, root, stripped);
     }
     const checks = checkTree(root);
     const after: Layer[] = [
@@ -132,6 +150,7 @@ export async function measureLayers(taskRoots: {
       before: { layers: before, totalBytes: total(before) },
       after: { layers: after, totalBytes: total(after) },
       checks,
+      buildah,
     };
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -220,7 +239,7 @@ function slimStage(): Stage {
  * `COPY --from=build <source> <dest>` of the slim stage, with the build stage's file made here as the build stage
  * makes it. A source this does not know fails the bench, naming it: teach it here.
  */
-function copyFromBuildStage(args: string, root: string, work: string): void {
+function copyFromBuildStage(args: string, root: string, strippedNode: string): void {
   const words = args.split(/\s+/).filter((word) => !word.startsWith("--"));
   const [source, dest] = [words[0]!, words[1]!];
   if (!args.includes("--from=build") || words.length !== 2) {
@@ -228,16 +247,14 @@ function copyFromBuildStage(args: string, root: string, work: string): void {
       `bench/image-layers.ts reads only COPY --from=build <file> <dest>, got COPY ${args}`,
     );
   }
-  const target = join(root, dest);
-  if (source === "/usr/bin/tini-static") {
-    cpSync(HOST_TINI, target);
-  } else if (source === "/build/node") {
-    const stripped = join(work, "node-stripped");
-    run("strip", ["--strip-debug", "-o", stripped, join(root, "usr", "local", "bin", "node")]);
-    cpSync(stripped, target);
-  } else {
+  const made: Record<string, string> = {
+    "/usr/bin/tini-static": HOST_TINI,
+    "/build/node": strippedNode,
+  };
+  if (!made[source]) {
     throw new Error(`bench/image-layers.ts does not know how the build stage makes ${source}`);
   }
+  cpSync(made[source], join(root, dest));
 }
 
 /** Node starts in the flattened tree as the user `node`, its text decoding (ICU, not iconv) intact. */

@@ -11,6 +11,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, rmSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { build, type Plugin } from "esbuild";
@@ -48,6 +49,7 @@ export default async function image(context: BenchContext): Promise<void> {
     console.log(`SKIP: image bench: ${missingImageNode()}`);
     return;
   }
+  const loadAtStart = loadavg()[0]!;
   const shared = await buildImage();
   // The other trees live inside the repository so that the unbundled one resolves from node_modules.
   const perEntryDir = join(REPO_ROOT, "dist", "image-per-entry");
@@ -81,7 +83,8 @@ export default async function image(context: BenchContext): Promise<void> {
     // Alternate layouts and entries run by run, so that load from other processes hits all alike.
     for (let run = 0; run < RUNS; run++) {
       for (const handler of Object.values(IMAGE_HANDLERS)) {
-        for (const layout of LAYOUTS) {
+        // Back to back, the first of the pair alternating: each pair is compared as a ratio.
+        for (const layout of run % 2 === 0 ? LAYOUTS : [...LAYOUTS].reverse()) {
           const ms = await initOnly(node, taskRoots[layout], handler, api, env);
           (initSamples[layout][handler] ??= []).push(ms);
         }
@@ -101,6 +104,13 @@ export default async function image(context: BenchContext): Promise<void> {
           {
             bytesLoaded: { before: bytesLoaded.perEntry[file], after: bytesLoaded.shared[file] },
             initMs: { before: initMs("perEntry"), after: initMs("shared") },
+            initRatio: round2(
+              median(
+                initSamples.shared[handler]!.map(
+                  (after, index) => after / initSamples.perEntry[handler]![index]!,
+                ),
+              ),
+            ),
             initSamplesMs: {
               before: initSamples.perEntry[handler]!.map(round),
               after: initSamples.shared[handler]!.map(round),
@@ -117,9 +127,13 @@ export default async function image(context: BenchContext): Promise<void> {
     const results = {
       node: nodeVersion(node),
       runs: RUNS,
+      // Other processes' load makes every time longer: the ratios of back-to-back pairs are what to compare.
+      loadAverage: { atStart: round(loadAtStart), atEnd: round(loadavg()[0]!) },
       layouts: { before: LAYOUT_NAMES.perEntry, after: LAYOUT_NAMES.shared },
       definitions: {
         initMs: "process start to the runtime's first invocation/next request (init done), median",
+        initRatio:
+          "median of after/before over pairs run back to back (below 1: the shared layout starts faster)",
         bytesLoaded: "bytes of the entry module and every chunk it imports statically",
         coldStartMs: "process start to the first response (GET /assistants/booking), median",
         firstRunMs:
@@ -156,11 +170,13 @@ export default async function image(context: BenchContext): Promise<void> {
 
 function printTables(
   results: {
+    loadAverage: { atStart: number; atEnd: number };
     entries: Record<
       string,
       {
         bytesLoaded: { before?: number; after?: number };
         initMs: { before: number; after: number };
+        initRatio: number;
       }
     >;
     taskRootBytes: { before: number; after: number };
@@ -173,7 +189,9 @@ function printTables(
 ): void {
   const mb = (bytes: number | undefined) =>
     bytes === undefined ? "" : `${(bytes / 1000 / 1000).toFixed(2)} MB`;
-  console.log("cold start of each entry, before (one bundle per entry) and after (shared chunks):");
+  console.log(
+    `cold start of each entry, before (one bundle per entry) and after (shared chunks), load average ${results.loadAverage.atStart} -> ${results.loadAverage.atEnd}:`,
+  );
   console.table(
     Object.entries(results.entries).map(([handler, entry]) => ({
       entry: handler,
@@ -181,6 +199,7 @@ function printTables(
       "loaded after": mb(entry.bytesLoaded.after),
       "init before (ms)": entry.initMs.before,
       "init after (ms)": entry.initMs.after,
+      "after/before": entry.initRatio,
       "loaded <= 5 MB": (entry.bytesLoaded.after ?? Infinity) <= BUNDLE_LIMIT_BYTES,
     })),
   );
@@ -203,6 +222,16 @@ function printTables(
   if ("skipped" in layers) {
     console.log(`SKIP: image layers: ${layers.skipped}`);
     return;
+  }
+  for (const check of layers.checks) console.log(`checked: ${check}`);
+  if ("skipped" in layers.buildah) {
+    console.log(`SKIP: the layers built by buildah: ${layers.buildah.skipped}`);
+  } else {
+    console.log(
+      `${layers.buildah.builder}, the slim and runtime stages on the same base: layers of ${layers.buildah.layerBytes
+        .map((bytes) => mb(bytes))
+        .join(" + ")}; ${layers.buildah.ranEntry}`,
+    );
   }
   console.log(`runtime stage, layer by layer (${layers.base}):`);
   console.table(
@@ -382,4 +411,8 @@ function nodeVersion(node: string): string {
 
 function round(value: number): number {
   return Math.round(value * 10) / 10;
+}
+
+function round2(value: number): number {
+  return Math.round(value * 100) / 100;
 }
