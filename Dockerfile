@@ -6,8 +6,9 @@
 #   docker buildx build --provenance=false --sbom=false --platform linux/amd64 -t memory-table .
 #   (or scripts/push-image.sh, which also pushes to ECR and prints the digest-pinned image_uri)
 #
-# The image's content is `npm run build:image` (dist/image/) and tini; the tests run that tree under Node 22
-# against a local Lambda Runtime API, since no Docker engine runs where the tests do. The frontend (syntax line)
+# The image's content is the base trimmed and flattened, tini, and `npm run build:image` (dist/image/); the tests
+# run that tree under Node 22 against a local Lambda Runtime API, since no Docker engine runs where the tests do,
+# and `npm run bench -- image` measures the layers on a stand-in of the base. The frontend (syntax line)
 # and the base are pinned by digest: the same Dockerfile always builds with the same parts.
 
 # Node 22 on Debian bookworm, slim, pinned by the digest of its multi-platform index (buildx picks the platform).
@@ -18,7 +19,7 @@ FROM ${NODE_IMAGE} AS build
 # aws-lambda-ric compiles curl, aws-lambda-cpp and its Node-API addon during `npm ci`; tini becomes PID 1 of
 # the runtime stage (the build stage runs for the target platform, so this is the target's tini).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends autoconf automake cmake g++ libtool make python3 tini xz-utils \
+    && apt-get install -y --no-install-recommends autoconf automake binutils cmake g++ libtool make python3 tini xz-utils \
     && rm -rf /var/lib/apt/lists/*
 # npm 11 honours package.json's allowScripts, the reviewed list of dependencies allowed to run install scripts.
 # node-gyp (run by aws-lambda-ric's install script) builds against the base image's own Node headers
@@ -41,23 +42,37 @@ COPY scripts/build-image.ts scripts/
 # loads the native addon under the Node that will run it. Read-only for everyone: the function can change
 # nothing of its own code.
 RUN npm run build:image && chmod -R a=rX dist/image
+# The same Node without its DWARF debug sections (3.8 MB): the way Debian ships every binary (dh_strip). The symbol
+# table stays, so crash backtraces, diagnostic reports and `perf` still name Node's functions.
+RUN strip --strip-debug -o /build/node /usr/local/bin/node
 
-# Same base (Debian bookworm slim, whose apt and dpkg stay) with no compilers and no Node package managers:
-# Node, tini, the bundled handlers and the runtime interface client.
-FROM ${NODE_IMAGE} AS runtime
-# npm, npx, corepack and yarn come with the base image; nothing here runs them. Nor does anything read Node's C
-# headers (/usr/local/include, 65 MB: node-gyp needs them in the build stage only), its docs, man page and
-# SystemTap tapset, or the tarball's CHANGELOG and README (its LICENSE stays). Removed in a layer of their own,
-# they are gone from the container's filesystem, not from the base layer's download.
+# The runtime's filesystem: the base (Debian bookworm slim, whose apt, dpkg and perl-base stay, so an image built
+# on this one can still apt-get install) less what nothing at run time reads, plus tini. The runtime stage
+# flattens it into one layer, so what is removed here is not downloaded either.
+FROM ${NODE_IMAGE} AS slim
+# - npm, npx, corepack and yarn: nothing here runs a package manager.
+# - Node's C headers (/usr/local/include, 65 MB: node-gyp reads them in the build stage only), docs, man page,
+#   SystemTap tapset, and the tarball's CHANGELOG and README (its LICENSE stays).
+# - glibc's gconv modules (8 MB): iconv's character sets. Node converts text with its own ICU, never iconv, and
+#   the C locale needs none of them.
 RUN rm -rf /usr/local/lib/node_modules /opt/yarn-* \
         /usr/local/include /usr/local/share/doc /usr/local/share/man /usr/local/share/systemtap \
+        /usr/lib/*-linux-gnu/gconv \
     && rm -f /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg \
         /usr/local/CHANGELOG.md /usr/local/README.md
+COPY --from=build --chown=root:root /build/node /usr/local/bin/node
+COPY --from=build --chown=root:root /usr/bin/tini-static /usr/local/bin/tini
+
+# One layer for the system (the slim stage, whole), one for the task root: no Debian compilers, no Node package
+# managers, no headers, and no base layer underneath still holding them. Starting from scratch drops the base's
+# image configuration too, so PATH is set here again.
+FROM scratch AS runtime
+COPY --from=slim / /
 # Lambda runs the image as a generated non-root user with only /tmp writable: HOME lives there.
-ENV LAMBDA_TASK_ROOT=/var/task \
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    LAMBDA_TASK_ROOT=/var/task \
     NODE_ENV=production \
     HOME=/tmp
-COPY --from=build --chown=root:root /usr/bin/tini-static /usr/local/bin/tini
 COPY --from=build --chown=root:root /build/dist/image/ /var/task/
 WORKDIR /var/task
 # Locally (docker run) too, never root; `node` is the unprivileged user of the base image.

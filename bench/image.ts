@@ -1,25 +1,47 @@
 /**
- * Section "image": the container's API entry, bundled (what the image ships) against the same handler loaded
- * from an unbundled node_modules tree, each run by aws-lambda-ric on the image's Node against a local Runtime API.
- * Cold start = process start to the first response (a request that reads no table, so DynamoDB Local's latency
- * does not blur the image's own cost); init and a first booking run (with its table round trips) are reported too.
+ * Section "image": the container image's cold start and size, its current layout against the previous one built
+ * in the same run.
+ *
+ * - Cold start: every entry of IMAGE_HANDLERS run by aws-lambda-ric on the image's Node against a local Runtime
+ *   API, in the shipped layout (entries sharing chunks, scripts/build-image.ts) and in the previous one (one
+ *   self-contained bundle per entry), alternated run by run. Init = process start to the runtime's first
+ *   `invocation/next` (what Lambda reports as Init Duration, plus the process spawn). The API entry also gets a
+ *   first response and a first booking run, and is compared with the same handler loaded from node_modules.
+ * - Size: the runtime stage's layers (bench/image-layers.ts), on a stand-in of the base, since no engine runs here.
  */
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, rmSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { build, type Plugin } from "esbuild";
-import { BOOTSTRAP_FILE, buildImage, REPO_ROOT, RIC_DIR } from "../scripts/build-image";
+import { IMAGE_HANDLERS } from "../src/runtime/environment";
+import {
+  BOOTSTRAP_FILE,
+  buildImage,
+  handlerEntries,
+  IMAGE_BUNDLE_OPTIONS,
+  loadedBytes,
+  loadedFiles,
+  REPO_ROOT,
+  RIC_DIR,
+} from "../scripts/build-image";
 import { createLocalClient, createTestTable, deleteTestTable } from "../test/support/dynamodb";
 import { apiGatewayEvent } from "../test/image/events";
 import { imageNodeBinary, missingImageNode, startRic } from "../test/image/ric-process";
 import { RuntimeApiEmulator, type InvocationOutcome } from "../test/image/runtime-api";
 import { median, writeResults, type BenchContext } from "./context";
+import { measureLayers, treeBytes, type LayersResult } from "./image-layers";
 
 const RUNS = 7;
-const VARIANTS = ["bundled", "unbundled"] as const;
-type Variant = (typeof VARIANTS)[number];
+const LAYOUTS = ["perEntry", "shared"] as const;
+type Layout = (typeof LAYOUTS)[number];
+const LAYOUT_NAMES: Record<Layout, string> = {
+  perEntry: "before: one self-contained bundle per entry (the previous layout, built in this run)",
+  shared: "after: one small module per entry, the code they share in chunks/ (esbuild splitting)",
+};
 const BUNDLE_LIMIT_BYTES = 5 * 1024 * 1024;
+const IMAGE_LIMIT_BYTES = 200 * 1000 * 1000;
 
 export default async function image(context: BenchContext): Promise<void> {
   const node = imageNodeBinary();
@@ -27,84 +49,233 @@ export default async function image(context: BenchContext): Promise<void> {
     console.log(`SKIP: image bench: ${missingImageNode()}`);
     return;
   }
-  const bundled = await buildImage();
-  // The unbundled variant lives inside the repository so that its imports resolve from node_modules.
+  const loadAtStart = loadavg()[0]!;
+  const shared = await buildImage();
+  // The other trees live inside the repository so that the unbundled one resolves from node_modules.
+  const perEntryDir = join(REPO_ROOT, "dist", "image-per-entry");
+  const perEntryBytes = await buildPerEntry(shared.outDir, perEntryDir);
   const unbundledDir = join(REPO_ROOT, "dist", "image-unbundled");
-  await buildUnbundled(bundled.outDir, unbundledDir);
+  await buildUnbundled(shared.outDir, unbundledDir);
+  const taskRoots: Record<Layout, string> = { perEntry: perEntryDir, shared: shared.outDir };
+  const bytesLoaded: Record<Layout, Record<string, number>> = {
+    perEntry: perEntryBytes,
+    shared: shared.handlerBytes,
+  };
 
   const client = createLocalClient(context.endpoint);
   const tableName = await createTestTable(client, "memory-table-bench-image");
   const api = await RuntimeApiEmulator.start();
+  const env = {
+    TABLE_NAME: tableName,
+    DYNAMODB_ENDPOINT: context.endpoint,
+    LOG_LEVEL: "warn",
+    // The stream entry verifies tokens itself; its key set is fetched on the first request, not at init.
+    JWT_ISSUER: "https://issuer.memory-table.invalid",
+    JWT_AUDIENCE: "memory-table",
+  };
   try {
-    const samples: Record<Variant, ColdStart[]> = { bundled: [], unbundled: [] };
-    // Alternate the variants so that load from other processes on the machine hits both alike.
+    const initSamples: Record<Layout, Record<string, number[]>> = { perEntry: {}, shared: {} };
+    const apiSamples: Record<Layout | "unbundled", ApiColdStart[]> = {
+      perEntry: [],
+      shared: [],
+      unbundled: [],
+    };
+    // Alternate layouts and entries run by run, so that load from other processes hits all alike.
     for (let run = 0; run < RUNS; run++) {
-      for (const variant of VARIANTS) {
-        const taskRoot = variant === "bundled" ? bundled.outDir : unbundledDir;
-        samples[variant].push(await coldStart(node, taskRoot, api, context.endpoint, tableName));
+      for (const handler of Object.values(IMAGE_HANDLERS)) {
+        // Back to back, the first of the pair alternating: each pair is compared as a ratio.
+        for (const layout of run % 2 === 0 ? LAYOUTS : [...LAYOUTS].reverse()) {
+          const ms = await initOnly(node, taskRoots[layout], handler, api, env);
+          (initSamples[layout][handler] ??= []).push(ms);
+        }
+      }
+      for (const variant of ["shared", "perEntry", "unbundled"] as const) {
+        const taskRoot = variant === "unbundled" ? unbundledDir : taskRoots[variant];
+        apiSamples[variant].push(await apiColdStart(node, taskRoot, api, env));
       }
     }
-    const medians = (variant: Variant, key: keyof ColdStart) =>
-      round(median(samples[variant].map((sample) => sample[key])));
-    const bundleBytes = bundled.handlerBytes["index.mjs"]!;
+
+    const entries = Object.fromEntries(
+      Object.values(IMAGE_HANDLERS).map((handler) => {
+        const file = `${handler.split(".")[0]}.mjs`;
+        const initMs = (layout: Layout) => round(median(initSamples[layout][handler]!));
+        return [
+          handler,
+          {
+            bytesLoaded: { before: bytesLoaded.perEntry[file], after: bytesLoaded.shared[file] },
+            initMs: { before: initMs("perEntry"), after: initMs("shared") },
+            initRatio: round2(
+              median(
+                initSamples.shared[handler]!.map(
+                  (after, index) => after / initSamples.perEntry[handler]![index]!,
+                ),
+              ),
+            ),
+            initSamplesMs: {
+              before: initSamples.perEntry[handler]!.map(round),
+              after: initSamples.shared[handler]!.map(round),
+            },
+          },
+        ];
+      }),
+    );
+    const apiMedian = (variant: keyof typeof apiSamples, key: keyof ApiColdStart) =>
+      round(median(apiSamples[variant].map((sample) => sample[key])));
+    const taskRootBytes = { before: treeBytes(perEntryDir), after: treeBytes(shared.outDir) };
+    const layers = await measureLayers({ before: perEntryDir, after: shared.outDir });
+
     const results = {
-      bundleBytes,
-      cleanerBundleBytes: bundled.handlerBytes["cleaner.mjs"],
-      coldStartMs: medians("bundled", "firstResponseMs"),
-      unbundledColdStartMs: medians("unbundled", "firstResponseMs"),
-      initMs: medians("bundled", "initMs"),
-      unbundledInitMs: medians("unbundled", "initMs"),
-      firstRunMs: medians("bundled", "firstRunMs"),
-      unbundledFirstRunMs: medians("unbundled", "firstRunMs"),
+      node: nodeVersion(node),
       runs: RUNS,
+      // Other processes' load makes every time longer: the ratios of back-to-back pairs are what to compare.
+      loadAverage: { atStart: round(loadAtStart), atEnd: round(loadavg()[0]!) },
+      layouts: { before: LAYOUT_NAMES.perEntry, after: LAYOUT_NAMES.shared },
       definitions: {
+        initMs: "process start to the runtime's first invocation/next request (init done), median",
+        initRatio:
+          "median of after/before over pairs run back to back (below 1: the shared layout starts faster)",
+        bytesLoaded: "bytes of the entry module and every chunk it imports statically",
         coldStartMs: "process start to the first response (GET /assistants/booking), median",
-        initMs: "process start to the runtime's first invocation/next request, median",
         firstRunMs:
           "process start to the response of a first booking run that pauses (DynamoDB Local), median",
+        layers: "uncompressed size of each layer: bytes of its tar stream, as a registry stores it",
       },
-      node: nodeVersion(node),
-      samples,
+      entries,
+      taskRootBytes,
+      api: {
+        coldStartMs: {
+          before: apiMedian("perEntry", "firstResponseMs"),
+          after: apiMedian("shared", "firstResponseMs"),
+          unbundled: apiMedian("unbundled", "firstResponseMs"),
+        },
+        firstRunMs: {
+          before: apiMedian("perEntry", "firstRunMs"),
+          after: apiMedian("shared", "firstRunMs"),
+          unbundled: apiMedian("unbundled", "firstRunMs"),
+        },
+        samples: apiSamples,
+      },
+      layers,
     };
-    const ratio = results.coldStartMs / results.unbundledColdStartMs;
-    const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MB`;
-    console.table([
-      {
-        metric: "bundle (index.mjs)",
-        bundled: mb(bundleBytes),
-        unbundled: "",
-        target: "<= 5 MB",
-        met: bundleBytes <= BUNDLE_LIMIT_BYTES,
-      },
-      {
-        metric: "init (ms)",
-        bundled: results.initMs,
-        unbundled: results.unbundledInitMs,
-        target: "",
-        met: "",
-      },
-      {
-        metric: "cold start: first response (ms)",
-        bundled: results.coldStartMs,
-        unbundled: results.unbundledColdStartMs,
-        target: "<= half",
-        met: ratio <= 0.5,
-      },
-      {
-        metric: "first booking run (ms)",
-        bundled: results.firstRunMs,
-        unbundled: results.unbundledFirstRunMs,
-        target: "",
-        met: "",
-      },
-    ]);
+    printTables(results, layers);
     console.log(`wrote ${writeResults("image", results)}`);
   } finally {
     await api.stop();
     await deleteTestTable(client, tableName);
     client.destroy();
     rmSync(unbundledDir, { recursive: true, force: true });
+    rmSync(perEntryDir, { recursive: true, force: true });
   }
+}
+
+function printTables(
+  results: {
+    loadAverage: { atStart: number; atEnd: number };
+    entries: Record<
+      string,
+      {
+        bytesLoaded: { before?: number; after?: number };
+        initMs: { before: number; after: number };
+        initRatio: number;
+      }
+    >;
+    taskRootBytes: { before: number; after: number };
+    api: {
+      coldStartMs: { before: number; after: number; unbundled: number };
+      firstRunMs: { before: number; after: number; unbundled: number };
+    };
+  },
+  layers: LayersResult,
+): void {
+  const mb = (bytes: number | undefined) =>
+    bytes === undefined ? "" : `${(bytes / 1000 / 1000).toFixed(2)} MB`;
+  console.log(
+    `cold start of each entry, before (one bundle per entry) and after (shared chunks), load average ${results.loadAverage.atStart} -> ${results.loadAverage.atEnd}:`,
+  );
+  console.table(
+    Object.entries(results.entries).map(([handler, entry]) => ({
+      entry: handler,
+      "loaded before": mb(entry.bytesLoaded.before),
+      "loaded after": mb(entry.bytesLoaded.after),
+      "init before (ms)": entry.initMs.before,
+      "init after (ms)": entry.initMs.after,
+      "after/before": entry.initRatio,
+      "loaded <= 5 MB": (entry.bytesLoaded.after ?? Infinity) <= BUNDLE_LIMIT_BYTES,
+    })),
+  );
+  console.table([
+    {
+      metric: "task root (/var/task)",
+      before: mb(results.taskRootBytes.before),
+      after: mb(results.taskRootBytes.after),
+      unbundled: "",
+    },
+    {
+      metric: "API: first response (ms)",
+      ...results.api.coldStartMs,
+    },
+    {
+      metric: "API: first booking run (ms)",
+      ...results.api.firstRunMs,
+    },
+  ]);
+  if ("skipped" in layers) {
+    console.log(`SKIP: image layers: ${layers.skipped}`);
+    return;
+  }
+  for (const check of layers.checks) console.log(`checked: ${check}`);
+  if ("skipped" in layers.buildah) {
+    console.log(`SKIP: the layers built by buildah: ${layers.buildah.skipped}`);
+  } else {
+    console.log(
+      `${layers.buildah.builder}, the slim and runtime stages on the same base: layers of ${layers.buildah.layerBytes
+        .map((bytes) => mb(bytes))
+        .join(" + ")}; ${layers.buildah.ranEntry}`,
+    );
+  }
+  console.log(`runtime stage, layer by layer (${layers.base}):`);
+  console.table(
+    [...layers.before.layers, ...layers.after.layers].map((layer) => ({
+      image: layer.image,
+      layer: layer.name,
+      size: mb(layer.bytes),
+    })),
+  );
+  console.table([
+    { image: "before", total: mb(layers.before.totalBytes), target: "", met: "" },
+    {
+      image: "after",
+      total: mb(layers.after.totalBytes),
+      target: "<= 200 MB",
+      met: layers.after.totalBytes <= IMAGE_LIMIT_BYTES,
+    },
+  ]);
+}
+
+/**
+ * The previous layout: each entry one self-contained bundle (no splitting), with the same bootstrap and runtime
+ * client. Returns the bytes each entry loads.
+ */
+export async function buildPerEntry(
+  sharedDir: string,
+  outDir: string,
+): Promise<Record<string, number>> {
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  const entries = handlerEntries();
+  const result = await build({
+    ...IMAGE_BUNDLE_OPTIONS,
+    entryPoints: Object.fromEntries(entries.map((entry) => [entry.file, entry.source])),
+    outdir: outDir,
+    metafile: true,
+  });
+  copyRuntimeClient(sharedDir, outDir);
+  const loads = loadedFiles(
+    result.metafile,
+    outDir,
+    entries.map((entry) => entry.source),
+  );
+  return loadedBytes(outDir, loads);
 }
 
 /**
@@ -122,7 +293,7 @@ export const externalPackagesButJson: Plugin = {
   },
 };
 
-/** The same entry, with every package left to Node's resolver (node_modules), plus the same bootstrap and client. */
+/** The API entry, with every package left to Node's resolver (node_modules), plus the same bootstrap and client. */
 export async function buildUnbundled(bundledDir: string, outDir: string): Promise<void> {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
@@ -137,11 +308,37 @@ export async function buildUnbundled(bundledDir: string, outDir: string): Promis
     format: "esm",
     logLevel: "warning",
   });
-  cpSync(join(bundledDir, BOOTSTRAP_FILE), join(outDir, BOOTSTRAP_FILE));
-  cpSync(join(bundledDir, RIC_DIR), join(outDir, RIC_DIR), { recursive: true });
+  copyRuntimeClient(bundledDir, outDir);
 }
 
-interface ColdStart {
+function copyRuntimeClient(fromDir: string, toDir: string): void {
+  cpSync(join(fromDir, BOOTSTRAP_FILE), join(toDir, BOOTSTRAP_FILE));
+  cpSync(join(fromDir, RIC_DIR), join(toDir, RIC_DIR), { recursive: true });
+}
+
+/** Process start to the runtime's first `invocation/next` (init done), in ms; the process is then killed. */
+async function initOnly(
+  node: string,
+  taskRoot: string,
+  handler: string,
+  api: RuntimeApiEmulator,
+  env: Record<string, string>,
+): Promise<number> {
+  const started = performance.now();
+  const ric = startRic({ node, taskRoot, handler, runtimeApi: api.address, env });
+  const died = ric.exited.then((code) => {
+    throw new Error(`${handler} exited (${String(code)}) during init:\n${ric.output()}`);
+  });
+  try {
+    await Promise.race([api.waitForIdleRuntime(), died]);
+    return performance.now() - started;
+  } finally {
+    died.catch(() => undefined);
+    await ric.kill();
+  }
+}
+
+interface ApiColdStart {
   /** Process start to the runtime asking for its first event (init done). */
   initMs: number;
   /** Process start to the response of the first request (`GET /assistants/booking`: no table access). */
@@ -150,20 +347,19 @@ interface ColdStart {
   firstRunMs: number;
 }
 
-async function coldStart(
+async function apiColdStart(
   node: string,
   taskRoot: string,
   api: RuntimeApiEmulator,
-  endpoint: string,
-  tableName: string,
-): Promise<ColdStart> {
+  env: Record<string, string>,
+): Promise<ApiColdStart> {
   const started = performance.now();
   const ric = startRic({
     node,
     taskRoot,
-    handler: "index.handler",
+    handler: IMAGE_HANDLERS.api,
     runtimeApi: api.address,
-    env: { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: endpoint, LOG_LEVEL: "warn" },
+    env,
   });
   const died = ric.exited.then((code) => {
     throw new Error(`runtime exited (${String(code)}):\n${ric.output()}`);
@@ -191,7 +387,11 @@ async function coldStart(
     ]);
     const firstRunMs = since();
     expectStatus(run, 202, ric.output());
-    return { initMs, firstResponseMs, firstRunMs };
+    return {
+      initMs: round(initMs),
+      firstResponseMs: round(firstResponseMs),
+      firstRunMs: round(firstRunMs),
+    };
   } finally {
     died.catch(() => undefined);
     await ric.kill();
@@ -211,4 +411,8 @@ function nodeVersion(node: string): string {
 
 function round(value: number): number {
   return Math.round(value * 10) / 10;
+}
+
+function round2(value: number): number {
+  return Math.round(value * 100) / 100;
 }

@@ -130,10 +130,12 @@ interface Readers {
 
 /** One client per service and region, loaded on first use. */
 async function loadReaders(): Promise<Readers> {
-  const [secretsManager, ssm] = await Promise.all([
+  const [secretsManagerModule, ssmModule] = await Promise.all([
     import("@aws-sdk/client-secrets-manager"),
     import("@aws-sdk/client-ssm"),
   ]);
+  const secretsManager = namedExports(secretsManagerModule, "SecretsManagerClient");
+  const ssm = namedExports(ssmModule, "SSMClient");
   const secretClients = new Map<string, InstanceType<typeof secretsManager.SecretsManagerClient>>();
   const ssmClients = new Map<string, InstanceType<typeof ssm.SSMClient>>();
   const config = (region: string) => ({ region, requestHandler: REQUEST_TIMEOUTS });
@@ -185,6 +187,19 @@ async function loadReaders(): Promise<Readers> {
       for (const client of [...secretClients.values(), ...ssmClients.values()]) client.destroy();
     },
   };
+}
+
+/**
+ * The SDK clients are CommonJS. In the image they are chunks of their own, loaded by this import() only when
+ * ENVIRONMENT_ARNS names something; such a chunk's namespace holds module.exports as `default` (unbundled, the
+ * named exports are there too). Either way, the exports by name.
+ */
+function namedExports<T extends object>(namespace: T, probe: keyof T): T {
+  if (probe in namespace) return namespace;
+  const exports = (namespace as { default?: unknown }).default;
+  return typeof exports === "object" && exports !== null && probe in exports
+    ? (exports as T)
+    : namespace;
 }
 
 function describe(reference: EnvironmentReference): string {

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import { IMAGE_HANDLERS } from "../../src/runtime/environment";
@@ -18,6 +18,8 @@ const dockerignore = readFileSync(join(REPO_ROOT, ".dockerignore"), "utf8")
   .map((line) => line.trim())
   .filter((line) => line !== "" && !line.startsWith("#"));
 const finalStage = dockerfile.stages.at(-1)!;
+/** The runtime's filesystem before it is flattened: the base less what nothing at run time reads, plus tini. */
+const slimStage = dockerfile.stages.find((stage) => stage.name === "slim")!;
 const stageNames = dockerfile.stages.map((stage) => stage.name);
 const COMPILERS =
   /\b(gcc|g\+\+|clang|cmake|make|build-essential|autoconf|automake|libtool|node-gyp)\b/;
@@ -42,12 +44,25 @@ function copies(
 }
 
 describe("Dockerfile", () => {
-  it("is multi-stage: a named build stage, then a runtime stage that copies only from it", () => {
-    expect(dockerfile.stages.length).toBeGreaterThanOrEqual(2);
-    expect(dockerfile.stages[0]!.name).toBe("build");
-    expect(finalStage.name).toBe("runtime");
+  it("is multi-stage: build, then slim (the base trimmed), then a runtime stage that copies only from them", () => {
+    expect(stageNames).toEqual(["build", "slim", "runtime"]);
     const fromStages = new Set(copies(finalStage).map((copy) => copy.from));
-    expect([...fromStages]).toEqual(["build"]);
+    expect([...fromStages].sort()).toEqual(["build", "slim"]);
+    expect([...new Set(copies(slimStage).map((copy) => copy.from))]).toEqual(["build"]);
+  });
+
+  it("flattens the runtime stage: scratch, the whole slim stage as one layer, then the task root", () => {
+    // Files removed in a layer above the base would still be in the base layer that is pulled.
+    expect(finalStage.from).toBe("scratch");
+    const layers = finalStage.instructions.filter((item) =>
+      ["RUN", "COPY", "ADD"].includes(item.keyword),
+    );
+    expect(layers.map((item) => item.keyword)).toEqual(["COPY", "COPY"]);
+    expect(copies(finalStage)[0]).toEqual({ from: "slim", sources: ["/"], dest: "/" });
+    // scratch has no configuration: PATH comes back with the ENV of the runtime stage.
+    expect(envOf(finalStage).PATH?.split(":")).toEqual(
+      expect.arrayContaining(["/usr/local/bin", "/usr/bin", "/bin"]),
+    );
   });
 
   it("pins the Dockerfile frontend (the syntax line) by digest, like the base", () => {
@@ -58,10 +73,11 @@ describe("Dockerfile", () => {
 
   it("pins every base image by digest, on the image's Node major, slim", () => {
     for (const stage of dockerfile.stages) {
-      if (stageNames.includes(stage.from)) continue;
+      if (stageNames.includes(stage.from) || stage.from === "scratch") continue;
       expect(stage.from).toMatch(/^[\w./-]+:[\w.-]+@sha256:[0-9a-f]{64}$/);
     }
-    expect(finalStage.from).toMatch(new RegExp(`^node:${IMAGE_NODE_MAJOR}-[\\w-]*slim@sha256:`));
+    expect(slimStage.from).toMatch(new RegExp(`^node:${IMAGE_NODE_MAJOR}-[\\w-]*slim@sha256:`));
+    expect(slimStage.from).toBe(dockerfile.stages[0]!.from);
   });
 
   it("installs the native build tools in the build stage and none in the final stage", () => {
@@ -69,6 +85,7 @@ describe("Dockerfile", () => {
     for (const tool of [
       "autoconf",
       "automake",
+      "binutils",
       "cmake",
       "g++",
       "libtool",
@@ -78,8 +95,10 @@ describe("Dockerfile", () => {
     ]) {
       expect(buildRuns).toContain(tool);
     }
-    for (const run of runs(finalStage)) expect(run).not.toMatch(COMPILERS);
-    expect(runs(finalStage).join("\n")).not.toMatch(/apt-get|apk|dnf|yum/);
+    for (const stage of [slimStage, finalStage]) {
+      for (const run of runs(stage)) expect(run).not.toMatch(COMPILERS);
+      expect(runs(stage).join("\n")).not.toMatch(/apt-get|apk|dnf|yum/);
+    }
   });
 
   it("builds the native addon against the base image's Node headers (no header download)", () => {
@@ -87,8 +106,8 @@ describe("Dockerfile", () => {
     expect(envOf(dockerfile.stages[0]!).npm_package_config_node_gyp_nodedir).toBe("/usr/local");
   });
 
-  it("removes the base image's package managers from the runtime stage", () => {
-    const removed = runs(finalStage).join("\n");
+  it("removes the base image's package managers from the runtime's filesystem", () => {
+    const removed = runs(slimStage).join("\n");
     for (const path of [
       "/usr/local/lib/node_modules",
       "/usr/local/bin/npm",
@@ -101,9 +120,10 @@ describe("Dockerfile", () => {
     }
   });
 
-  it("removes from the runtime stage what the runtime never reads: C headers, Node's docs and man pages", () => {
-    const removed = runs(finalStage).join("\n");
+  it("removes from the runtime's filesystem what the runtime never reads: C headers, Node's docs, iconv's modules", () => {
+    const removed = runs(slimStage).join("\n");
     for (const path of [
+      "/usr/lib/*-linux-gnu/gconv",
       "/usr/local/include",
       "/usr/local/share/doc",
       "/usr/local/share/man",
@@ -117,6 +137,19 @@ describe("Dockerfile", () => {
     expect(removed).not.toContain("/usr/local/LICENSE");
     // The build stage still builds against those headers.
     expect(runs(dockerfile.stages[0]!).join("\n")).not.toContain("/usr/local/include");
+    // apt, dpkg and perl-base stay: an image built on this one can still apt-get install.
+    expect(removed).not.toMatch(/\/usr\/bin\/(apt|dpkg|perl)|\/var\/lib\/dpkg/);
+  });
+
+  it("ships Node without its debug sections only (its symbols stay), made in the build stage", () => {
+    expect(runs(dockerfile.stages[0]!).join("\n")).toContain(
+      "strip --strip-debug -o /build/node /usr/local/bin/node",
+    );
+    expect(copies(slimStage)).toContainEqual({
+      from: "build",
+      sources: ["/build/node"],
+      dest: "/usr/local/bin/node",
+    });
   });
 
   it("builds with npm ci and `npm run build:image`, and ships exactly that tree, read-only, owned by root", () => {
@@ -130,18 +163,26 @@ describe("Dockerfile", () => {
     const workdir = last(buildStage, "WORKDIR")!.args;
     const taskRoot = envOf(finalStage).LAMBDA_TASK_ROOT;
     expect(taskRoot).toBe("/var/task");
-    const [init, tree] = copies(finalStage);
-    // Besides the init (PID 1), the runtime stage gets exactly the built tree, owned by root.
-    expect(init).toEqual({ from: "build", sources: ["/usr/bin/tini-static"], dest: INIT });
+    // The init (PID 1) goes into the system layer; the runtime stage adds exactly the built tree.
+    expect(copies(slimStage)).toContainEqual({
+      from: "build",
+      sources: ["/usr/bin/tini-static"],
+      dest: INIT,
+    });
+    expect(copies(slimStage)).toHaveLength(2);
+    const [, tree] = copies(finalStage);
     expect(tree).toEqual({
       from: "build",
       sources: [`${workdir}/dist/image/`],
       dest: `${taskRoot}/`,
     });
-    expect(copies(finalStage)).toHaveLength(2);
-    for (const copy of finalStage.instructions.filter((item) => item.keyword === "COPY")) {
-      expect(copy.args).toContain("--chown=root:root");
-    }
+    const fromBuild = [slimStage, finalStage].flatMap((stage) =>
+      stage.instructions.filter(
+        (item) => item.keyword === "COPY" && item.args.includes("--from=build"),
+      ),
+    );
+    expect(fromBuild).toHaveLength(3);
+    for (const copy of fromBuild) expect(copy.args).toContain("--chown=root:root");
     expect(runs(dockerfile.stages[0]!).join("\n")).toMatch(/\btini\b/);
   });
 
@@ -214,6 +255,37 @@ if (cannotBuildTree)
       expect(built.exports[`${file}.mjs`]).toContain(name);
     }
     expect(built.files).toEqual(expect.arrayContaining(["ric/index.mjs", "ric/rapid-client.node"]));
+  });
+
+  it("holds the code the entries share once: entry modules import it from chunks/, each loading at most 5 MB", () => {
+    const modules = built.files.filter((file) => file.endsWith(".mjs") && !file.startsWith("ric/"));
+    const bytes = (file: string) => statSync(join(outDir, file)).size;
+    const entries = Object.values(IMAGE_HANDLERS).map((handler) => `${handler.split(".")[0]}.mjs`);
+    for (const entry of entries) {
+      expect(built.handlerBytes[entry]).toBeLessThanOrEqual(5 * 1024 * 1024);
+      // The entry's module itself is small: its code is in the chunks it imports.
+      expect(built.handlerBytes[entry]).toBeGreaterThan(10 * bytes(entry));
+    }
+    // Every module is on disk once: the tree is smaller than what the entries load, added up.
+    const treeBytes = modules.reduce((total, file) => total + bytes(file), 0);
+    const loadedTotal = entries.reduce((total, entry) => total + built.handlerBytes[entry]!, 0);
+    expect(treeBytes).toBeLessThan(loadedTotal / 2);
+    // The Secrets Manager and SSM clients are chunks of their own, loaded only when ENVIRONMENT_ARNS names
+    // something: no entry's cold start parses them.
+    const clients = modules.filter((file) =>
+      /(SecretsManagerClient|SSMClient)=class extends/.test(
+        readFileSync(join(outDir, file), "utf8"),
+      ),
+    );
+    expect(clients).toHaveLength(2);
+    for (const file of clients) {
+      expect(file.startsWith("chunks/")).toBe(true);
+      for (const entry of entries) expect(built.loads[entry]).not.toContain(file);
+    }
+    for (const entry of entries) {
+      expect(built.loads[entry]).toContain(entry);
+      expect(built.loads[entry]!.length).toBeGreaterThan(1);
+    }
   });
 });
 
