@@ -167,10 +167,15 @@ export function extractSourceSchemas(sources: readonly GraphSource[]): SourceSch
   };
   const program = ts.createProgram({ rootNames: [...probes.keys()], options, host: probedHost });
   const checker = program.getTypeChecker();
-  result.inputs = program
-    .getSourceFiles()
-    .filter((file) => !program.isSourceFileDefaultLibrary(file))
-    .map((file) => file.fileName);
+  // The reading's own code is an input too: a new extractor or writer may read the same files differently.
+  result.inputs = [
+    __filename,
+    createRequire(__filename).resolve("typescript-json-schema"),
+    ...program
+      .getSourceFiles()
+      .filter((file) => !program.isSourceFileDefaultLibrary(file))
+      .map((file) => file.fileName),
+  ];
   // The graph's own type errors do not stop the reading, as on LangGraph Server.
   const writer = tjs.buildGenerator(program, { ignoreErrors: true });
   if (!writer) {
@@ -429,13 +434,14 @@ function isDescribed(schema: unknown): schema is Record<string, unknown> {
 /**
  * References as LangGraph Server writes them: plain definition names (the writer percent-encodes them), and a type
  * of a package named `Name` rather than `import("/abs/path/...").Name` (unless that name is taken), so the schema
- * reads the same on every machine.
+ * reads the same on every machine and in CommonJS and ES modules alike.
  */
 function withPlainDefinitionNames(schema: Record<string, unknown>): Record<string, unknown> {
   const definitions = (schema.definitions ?? {}) as Record<string, unknown>;
   const renamed = new Map<string, string>();
   for (const name of Object.keys(definitions)) {
-    const plain = name.replace(/import\("[^"]*"\)\./g, "");
+    // `import("/abs/path")`, or in an ES module `import("/abs/path",{with:{"resolution-mode":"import"}})`.
+    const plain = name.replace(/import\("[^"]*"(?:,[^)]*)?\)\./g, "");
     if (plain !== name && !(plain in definitions) && ![...renamed.values()].includes(plain)) {
       renamed.set(name, plain);
     }

@@ -22,6 +22,7 @@ const SOURCES: GraphSource[] = [
   { id: "expression", file: FIXTURES, exportName: "default" },
   { id: "missing", file: FIXTURES, exportName: "nowhere" },
   { id: "javascript", file: join(__dirname, "fixtures", "plain.js"), exportName: "graph" },
+  { id: "esm", file: join(__dirname, "fixtures", "esm-graph.mts"), exportName: "graph" },
 ];
 const DRAFT_07 = "http://json-schema.org/draft-07/schema#";
 const BASE_MESSAGE = "BaseMessage<MessageStructure<MessageToolSet>,MessageType>";
@@ -68,6 +69,14 @@ describe("source schemas of Annotation graphs (TypeScript compiler)", () => {
       type: "object",
       properties: { model_name: { type: "string" } },
     });
+  });
+
+  it("names a package's types plainly in an ES module too", () => {
+    expect(read.schemas.esm!.graph.state).toMatchObject({
+      properties: { messages: { items: { $ref: `#/definitions/${BASE_MESSAGE}` } } },
+      definitions: { [BASE_MESSAGE]: { oneOf: [{ $ref: "#/definitions/RemoveMessage" }] } },
+    });
+    expect(JSON.stringify(read.schemas)).not.toContain("import(");
   });
 
   it("reads custom reducers, literal unions, optional and nested values through an aliased async export", () => {
@@ -139,7 +148,7 @@ describe("source schemas of Annotation graphs (TypeScript compiler)", () => {
     const reread = readSourceSchemasCached(SOURCES, cacheFile);
     expect(reread.cached).toBe(false);
     expect(reread.schemas).toEqual(read.schemas);
-    expect(readSourceSchemasCached(SOURCES.slice(3), cacheFile).cached).toBe(false);
+    expect(readSourceSchemasCached(SOURCES.slice(3, 6), cacheFile).cached).toBe(false);
   }, 180_000);
 });
 
