@@ -13,7 +13,7 @@ import {
  */
 
 /** Bumped whenever what the reading writes changes, so an older cache is read anew. */
-const CACHE_FORMAT = 1;
+const CACHE_FORMAT = 2;
 
 interface CacheFile {
   format: number;
