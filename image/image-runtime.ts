@@ -4,6 +4,7 @@ import { readRuntimeConfig, requireTableName, type RuntimeConfig } from "../src/
 import { createLogger } from "../src/runtime/observability";
 import type { GraphFactory } from "../src/runtime/types";
 import { loadGraphModule, type GraphModuleExports } from "./graph-module";
+import { readGraphSchemasFile } from "./graph-schemas-file";
 
 /** The bundled example, served as the assistant `booking` when no GRAPH_MODULE is set. */
 const EXAMPLE_ASSISTANTS: Record<string, GraphFactory> = {
@@ -26,6 +27,13 @@ export function readImageRuntime(env: NodeJS.ProcessEnv = process.env): ImageRun
   const graphs: GraphModuleExports = config.graphModule
     ? loadGraphModule(config.graphModule, taskRoot)
     : { assistants: EXAMPLE_ASSISTANTS };
+  // The schemas the build read from the example's TypeScript describe the example only.
+  const graphSchemas = config.graphModule ? undefined : readGraphSchemasFile(taskRoot);
   const logger = createLogger(config.logLevel);
-  return { config, tableName, graphs, options: { ...graphs, environment: config, logger } };
+  return {
+    config,
+    tableName,
+    graphs,
+    options: { ...graphs, ...(graphSchemas ? { graphSchemas } : {}), environment: config, logger },
+  };
 }

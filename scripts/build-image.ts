@@ -8,6 +8,7 @@
  *                            cold start parses only its own entry's code), the image holds each module once
  *   bootstrap.mjs            the ENTRYPOINT: hands CMD to the runtime interface client, then starts it
  *   ric/                     aws-lambda-ric: its single-file client and its native Runtime API addon
+ *   graph-schemas.json       the bundled example's JSON schemas, read from its TypeScript (no compiler in Lambda)
  *   *.LEGAL.txt, ric/LICENSE licenses of everything bundled
  *
  * A new entry (say `authorizer.handler`): add it to IMAGE_HANDLERS (src/runtime/environment.ts) and write
@@ -16,10 +17,13 @@
  * Usage: tsx scripts/build-image.ts [--out <dir>]
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { build, type BuildOptions, type Metafile } from "esbuild";
 import { IMAGE_HANDLERS } from "../src/runtime/environment";
+import { exampleGraphSources } from "../src/dev/graph-schemas-at-start";
+import { extractSourceSchemas } from "../src/dev/graph-source-schemas";
+import { GRAPH_SCHEMAS_FILE } from "../image/graph-schemas-file";
 
 export const REPO_ROOT = resolve(__dirname, "..");
 export const DEFAULT_OUT_DIR = join(REPO_ROOT, "dist", "image");
@@ -110,6 +114,7 @@ export async function buildImage(outDir = DEFAULT_OUT_DIR): Promise<ImageBuild> 
   });
   for (const file of RIC_FILES) copyFileSync(join(RIC_PACKAGE, file), join(outDir, RIC_DIR, file));
   assertNativeAddonLoads(join(outDir, RIC_DIR, "rapid-client.node"));
+  writeExampleGraphSchemas(outDir);
 
   const outputs = { ...handlers.metafile.outputs, ...bootstrap.metafile.outputs };
   const exportsByFile = Object.fromEntries(
@@ -175,6 +180,15 @@ export function loadedBytes(
       files.reduce((total, file) => total + statSync(join(outDir, file)).size, 0),
     ]),
   );
+}
+
+/** The example's schemas, read from its TypeScript here: the image cannot (src/dev/graph-source-schemas.ts). */
+function writeExampleGraphSchemas(outDir: string): void {
+  const read = extractSourceSchemas(exampleGraphSources(REPO_ROOT));
+  if (read.problems.length > 0) {
+    throw new Error(`Reading the example's graph schemas failed: ${JSON.stringify(read.problems)}`);
+  }
+  writeFileSync(join(outDir, GRAPH_SCHEMAS_FILE), JSON.stringify(read.schemas));
 }
 
 /**

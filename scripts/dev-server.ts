@@ -17,6 +17,7 @@ import { loadDevKeys, signDevToken } from "../src/dev/auth";
 import { CORS_ORIGINS_VARIABLE, readCorsOrigins } from "../src/dev/cors";
 import { DEV_ASSISTANTS } from "../src/dev/assistants";
 import { checkJava, startLocalDynamoDB, type LocalDynamoDB } from "../src/dev/dynamodb-local";
+import { readDevGraphSchemas } from "../src/dev/graph-schemas-at-start";
 import { devDirectory } from "../src/dev/paths";
 import { startDevServer, type RunningDevServer } from "../src/dev/server";
 import { readRuntimeConfig } from "../src/runtime/config";
@@ -209,8 +210,11 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
   } else {
     session.checkpoints = inMemoryCheckpoints();
   }
+  // What Studio renders its forms from: Annotation graphs' schemas come from their TypeScript (cached in .dev/).
+  const graphSchemas = await readDevGraphSchemas(args.config, createLogger(environment.logLevel));
   ready.handler = createHandler({
     assistants,
+    graphSchemas,
     metrics: false,
     environment,
     ...session.checkpoints.options,

@@ -16,6 +16,7 @@ import { LANGGRAPH_ENVIRONMENT } from "./environment";
 import { InProcessDispatcher } from "./runs/dispatchers";
 import { RunEngine, type TenantSaver } from "./graphs/engine";
 import { GraphRegistry } from "./graphs/graph-registry";
+import { checkSourceSchemas, type SourceSchemasByGraph } from "./graphs/graph-schemas";
 import { InMemoryAssistantStore } from "./graphs/in-memory-assistant-store";
 import { InMemoryRunEventStore } from "./runs/in-memory-run-event-store";
 import { InMemoryRunStore } from "./runs/in-memory-run-store";
@@ -40,6 +41,13 @@ export interface HandlerOptions {
   assistants?: Record<string, GraphFactory>;
   /** A single graph, served as assistant `agent`. */
   graph?: GraphFactory;
+  /**
+   * JSON schemas of the graphs read from their TypeScript ahead of time, by graph id: what
+   * `GET /assistants/{id}/schemas` answers for graphs built with `Annotation`, which carry none at run time (zod
+   * and StateSchema graphs describe themselves). The dev server reads them at start, the image build into
+   * `graph-schemas.json`. Default: none (such a graph's schemas are unknown).
+   */
+  graphSchemas?: SourceSchemasByGraph;
   /**
    * A saver shared by all tenants (the handler scopes thread ids by tenant; a saver bound to one tenant, such
    * as a DynamoDBSaver, is refused here), a function building one per request for the caller's tenant (a
@@ -141,6 +149,9 @@ export function assembleRuntime(options: HandlerOptions): Runtime {
     saverFor ? scope?.checkpointer : undefined,
     logger,
     storeFor ? scope?.store : undefined,
+    options.graphSchemas === undefined
+      ? undefined
+      : checkSourceSchemas(options.graphSchemas, "graphSchemas"),
   );
   const assistants = new AssistantDirectory({
     registry,

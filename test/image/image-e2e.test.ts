@@ -148,6 +148,21 @@ describeWithImageNode(
         thread_id: threadId,
         ask: { question: expect.any(String), slot: "2026-09-10T14:00" },
       });
+      // The example's schemas, read from its TypeScript when the tree was built: Lambda has no compiler.
+      const schemas = await request(first, {
+        method: "GET",
+        path: "/assistants/booking/schemas",
+        tenant: "acme",
+      });
+      expect(schemas.statusCode).toBe(200);
+      expect(schemas.body).toMatchObject({
+        graph_id: "booking",
+        state_schema: {
+          type: "object",
+          properties: { request: { type: "string" }, approved: { type: ["null", "boolean"] } },
+        },
+        input_schema: { properties: { request: { type: "string" } } },
+      });
 
       // Lambda reclaims the execution environment: nothing of the first process survives but the table.
       await first.ric.kill();
@@ -211,6 +226,13 @@ describeWithImageNode(
         tenant: "acme",
       });
       expect(assistant.statusCode).toBe(200);
+      // The image's schema file describes its example, not a plug-in graph: an Annotation graph's are unknown.
+      const schemas = await request(runtime, {
+        method: "GET",
+        path: "/assistants/agent/schemas",
+        tenant: "acme",
+      });
+      expect(schemas.body).toEqual({ graph_id: "agent" });
     });
 
     it("runs an app team's own entry built on the library's createHandler (way b)", async () => {

@@ -214,6 +214,17 @@ describe("the dev server (compiled, as npm start runs it)", () => {
     const resume = await invoke(url, cliToken, { thread_id: "t1", resume: { approve: true } });
     expect(resume.status).toBe(200);
     expect(await resume.json()).toMatchObject({ status: "COMPLETED", result: { booked: true } });
+    // The booking graph is built with Annotation: its schemas were read from its TypeScript at start.
+    const schemas = await fetch(`${url}/assistants/booking/schemas`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(await schemas.json()).toMatchObject({
+      graph_id: "booking",
+      state_schema: {
+        type: "object",
+        properties: { request: { type: "string" }, slot: { type: ["null", "string"] } },
+      },
+    });
     // Checkpoints in memory: the AWS SDK, which only the DynamoDB modes use, is never loaded.
     const packages = await loadedPackages(server);
     expect(packages.has("@langchain/langgraph")).toBe(true);

@@ -3,6 +3,7 @@ import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkp
 import { assertPathIdentifier } from "../../shared/identifiers";
 import { InvalidConfigurationError } from "../../shared/errors";
 import type { GraphFactory, HandlerGraph } from "../types";
+import type { SourceGraphSchemas, SourceSchemasByGraph } from "./graph-schemas";
 
 /** Most compiled graphs kept per container (one per assistant and tenant); the oldest is dropped beyond it. */
 const MAX_CACHED_GRAPHS = 256;
@@ -21,6 +22,8 @@ export class GraphRegistry {
     private readonly logger: Logger,
     /** The graphs' long-term store (the request scope's); none by default. */
     private readonly store?: BaseStore,
+    /** JSON schemas read from the graphs' TypeScript ahead of time, by graph id (see graph-schemas.ts). */
+    private readonly sourceSchemas: SourceSchemasByGraph = {},
   ) {
     this.assistantIds = Object.keys(factories);
     if (this.assistantIds.length === 0) {
@@ -39,6 +42,11 @@ export class GraphRegistry {
 
   has(assistantId: string): boolean {
     return Object.prototype.hasOwnProperty.call(this.factories, assistantId);
+  }
+
+  /** What was read of a graph's TypeScript source ahead of time, if anything. */
+  schemasFromSource(graphId: string): SourceGraphSchemas | undefined {
+    return Object.hasOwn(this.sourceSchemas, graphId) ? this.sourceSchemas[graphId] : undefined;
   }
 
   /** The assistant used when a request names none: `agent`, else the only one. */

@@ -1,6 +1,7 @@
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import { isInteropZodSchema } from "@langchain/core/utils/types";
 import { getJsonSchemaFromSchema } from "@langchain/langgraph";
+import { InvalidConfigurationError } from "../../shared/errors";
 import {
   getConfigTypeSchema,
   getInputTypeSchema,
@@ -22,9 +23,6 @@ export interface IntrospectableGraph {
 
 /** The parts of a StateGraph builder the schemas come from (LangGraph keeps them on the compiled graph). */
 interface GraphBuilder {
-  _schemaDefinition?: Record<string, unknown>;
-  _inputDefinition?: Record<string, unknown>;
-  _outputDefinition?: Record<string, unknown>;
   _schemaRuntimeDefinition?: unknown;
   _inputRuntimeDefinition?: unknown;
   _outputRuntimeDefinition?: unknown;
@@ -38,24 +36,77 @@ export interface GraphSchemas {
   config?: unknown;
 }
 
+/**
+ * Schemas read ahead of time from a graph's TypeScript source (src/dev/graph-source-schemas.ts does it where a
+ * compiler is installed): the graph's own, and its subgraphs' by namespace (`node`, `node|inner`).
+ */
+export interface SourceGraphSchemas {
+  graph: GraphSchemas;
+  subgraphs: Record<string, GraphSchemas>;
+}
+
+/** Source schemas by graph id, as given to the handler (HandlerOptions.graphSchemas) or read from a file. */
+export type SourceSchemasByGraph = Readonly<Record<string, SourceGraphSchemas>>;
+
+const PARTS = ["state", "input", "output", "config"] as const;
+
+/**
+ * Source schemas checked before use (`field` names where they come from, for the error): an object of graph id to
+ * `{graph, subgraphs}`, each schema a JSON object. Throws InvalidConfigurationError naming the first bad entry.
+ */
+export function checkSourceSchemas(value: unknown, field: string): SourceSchemasByGraph {
+  const fail = (path: string, expected: string, got: unknown): never => {
+    throw new InvalidConfigurationError(
+      path,
+      `expected ${expected}, got ${Array.isArray(got) ? "an array" : got === null ? "null" : typeof got}`,
+    );
+  };
+  const checkSchemas = (schemas: unknown, path: string): GraphSchemas => {
+    if (!isObject(schemas))
+      return fail(path, "an object of state, input, output and config schemas", schemas);
+    for (const part of PARTS) {
+      if (schemas[part] !== undefined && !isObject(schemas[part])) {
+        fail(`${path}.${part}`, "a JSON schema object", schemas[part]);
+      }
+    }
+    return schemas;
+  };
+  if (!isObject(value)) return fail(field, "an object of graph id to schemas", value);
+  const checked: Record<string, SourceGraphSchemas> = {};
+  for (const [graphId, entry] of Object.entries(value)) {
+    const path = `${field}.${graphId}`;
+    if (!isObject(entry)) return fail(path, "an object with graph and subgraphs", entry);
+    const subgraphs = entry.subgraphs ?? {};
+    if (!isObject(subgraphs))
+      return fail(`${path}.subgraphs`, "an object of namespace to schemas", subgraphs);
+    checked[graphId] = {
+      graph: checkSchemas(entry.graph ?? {}, `${path}.graph`),
+      subgraphs: Object.fromEntries(
+        Object.entries(subgraphs).map(([namespace, schemas]) => [
+          namespace,
+          checkSchemas(schemas, `${path}.subgraphs.${namespace}`),
+        ]),
+      ),
+    };
+  }
+  return checked;
+}
+
 /** Where LangGraph marks an input that is the state schema with every field optional. */
 const PARTIAL_STATE = Symbol.for("langgraph.state.partial");
 
 /**
- * JSON schemas of a compiled graph, from what it carries at run time, in LangGraph Server's order of preference:
- * StateSchema's own JSON schemas, then Zod schemas (with LangGraph's metadata, then plain). LangGraph Server then
- * parses the graph's TypeScript source; a Lambda has no source, so an Annotation graph is described by its
- * channels: an object with one property, of any type, per channel (and no config schema).
+ * JSON schemas of a compiled graph, in LangGraph Server's order of preference: from what it carries at run time
+ * (StateSchema's own JSON schemas, then zod schemas with LangGraph's metadata, then plain zod), else those read
+ * ahead of time from its TypeScript source (`fromSource`; graphs built with `Annotation` carry no schemas at run
+ * time, and a Lambda has no compiler). A part neither tells is left out: unknown, as LangGraph Server leaves it.
  */
-export function graphSchemas(graph: IntrospectableGraph): GraphSchemas {
+export function graphSchemas(graph: IntrospectableGraph, fromSource?: GraphSchemas): GraphSchemas {
   const builder = graph.builder;
-  if (!builder) return {};
-  return (
-    stateSchemas(builder) ??
-    zodRegistrySchemas(graph) ??
-    plainZodSchemas(builder) ??
-    channelSchemas(builder)
-  );
+  const atRunTime = builder
+    ? (stateSchemas(builder) ?? zodRegistrySchemas(graph) ?? plainZodSchemas(builder))
+    : undefined;
+  return atRunTime ?? fromSource ?? {};
 }
 
 interface StateSchemaLike {
@@ -128,22 +179,6 @@ function plainZodSchemas(builder: GraphBuilder): GraphSchemas | undefined {
     config: convert(builder._configRuntimeSchema),
   };
   return hasAny(schemas) ? schemas : undefined;
-}
-
-function channelSchemas(builder: GraphBuilder): GraphSchemas {
-  const describeChannels = (channels: Record<string, unknown> | undefined) =>
-    channels === undefined
-      ? undefined
-      : {
-          $schema: "http://json-schema.org/draft-07/schema#",
-          type: "object",
-          properties: Object.fromEntries(Object.keys(channels).map((name) => [name, {}])),
-        };
-  return {
-    state: describeChannels(builder._schemaDefinition),
-    input: describeChannels(builder._inputDefinition ?? builder._schemaDefinition),
-    output: describeChannels(builder._outputDefinition ?? builder._schemaDefinition),
-  };
 }
 
 function hasAny(schemas: GraphSchemas): boolean {

@@ -189,26 +189,33 @@ export const getAssistantGraph: RouteHandler = async (context) => {
 
 export const getAssistantSchemas: RouteHandler = async (context) => {
   const { assistant, graph } = await assistantGraph(context);
-  const schemas = graphSchemas(graph);
+  const schemas = graphSchemas(graph, context.registry.schemasFromSource(assistant.graphId)?.graph);
+  // A schema nothing tells is left out, as LangGraph Server leaves it ("missing if unable to generate").
   return json(200, {
     graph_id: assistant.graphId,
-    input_schema: schemas.input ?? null,
-    output_schema: schemas.output ?? null,
-    state_schema: schemas.state ?? null,
-    config_schema: schemas.config ?? null,
+    input_schema: schemas.input,
+    output_schema: schemas.output,
+    state_schema: schemas.state,
+    config_schema: schemas.config,
     // A compiled JS graph has one schema for its config and its context, as on LangGraph Server.
-    context_schema: schemas.config ?? null,
+    context_schema: schemas.config,
   });
 };
 
 export const getAssistantSubgraphs: RouteHandler = async (context) => {
   const recurse = parseRequest(assistantSubgraphsQuery, context.query).recurse ?? false;
   const namespace = context.params.namespace;
-  const { graph } = await assistantGraph(context);
+  const { assistant, graph } = await assistantGraph(context);
+  const fromSource = context.registry.schemasFromSource(assistant.graphId)?.subgraphs ?? {};
   const subgraphs: Record<string, GraphSchemas> = {};
   if (typeof graph.getSubgraphsAsync === "function") {
     for await (const [name, subgraph] of graph.getSubgraphsAsync(namespace, recurse)) {
-      subgraphs[name] = graphSchemas(subgraph);
+      // A subgraph the source reading did not find has unknown schemas (LangGraph Server gives it the root
+      // graph's, which describe another graph).
+      subgraphs[name] = graphSchemas(
+        subgraph,
+        Object.hasOwn(fromSource, name) ? fromSource[name] : {},
+      );
     }
   }
   return json(200, subgraphs);
