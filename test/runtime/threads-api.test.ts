@@ -296,7 +296,7 @@ describe.each<Backend>(["memory", "dynamodb"])("threads and state (%s checkpoint
       string,
       unknown
     >;
-    expect(info).toMatchObject({ context: "js", flags: { assistants: true, crons: false } });
+    expect(info).toMatchObject({ context: "js", flags: { assistants: true, crons: true } });
     expect(info.langgraph_js_version).toMatch(/^\d+\.\d+\.\d+/);
   });
 });

@@ -27,6 +27,8 @@ export const CLAIM_RETRY_MS = 3 * 60_000;
 const MAX_SETTLE_ATTEMPTS = 5;
 /** Runs of a thread read to find a fire's run on a retry (the newest first). */
 const FIRE_LOOKUP_RUNS = 50;
+/** Crons fired at once by one sweep. */
+const FIRE_CONCURRENCY = 16;
 /** Time given to create a fire's run (a few table requests). */
 const FIRE_BUDGET_MS = 60_000;
 // Namespace of stateless fires' thread ids (uuid5 of the tenant, cron and fire time): any fixed UUID.
@@ -54,17 +56,23 @@ export async function fireDueCrons(
   if (!runtime.crons || !runtime.runs) return result;
   const due: CronRef[] = [];
   for await (const ref of runtime.crons.due(now)) due.push(ref);
-  for (const ref of due) {
-    try {
-      if (await fireOne(runtime, ref, now)) result.fired += 1;
-    } catch (error) {
-      result.failed += 1;
-      runtime.logger.warn(
-        { tenant: ref.tenantId, cron: ref.cronId, err: { name: (error as Error)?.name } },
-        "cron fire failed; retried after its claim lapses",
-      );
+  // A few fires at a time: ten thousand crons due at the top of an hour take seconds, not minutes.
+  let next = 0;
+  const lane = async () => {
+    while (next < due.length) {
+      const ref = due[next++]!;
+      try {
+        if (await fireOne(runtime, ref, now)) result.fired += 1;
+      } catch (error) {
+        result.failed += 1;
+        runtime.logger.warn(
+          { tenant: ref.tenantId, cron: ref.cronId, err: { name: (error as Error)?.name } },
+          "cron fire failed; retried after its claim lapses",
+        );
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(FIRE_CONCURRENCY, due.length) }, lane));
   return result;
 }
 
