@@ -1,6 +1,9 @@
 import type { HandlerOptions } from "../../src/runtime/assembly";
 import { createHandler } from "../../src/runtime/handler";
 import { createWorkerHandler } from "../../src/runtime/worker";
+import { TableClient } from "../../src/table/client";
+import { CronItems } from "../../src/table/cron-items";
+import { DUE_CRON_SHARDS } from "../../src/table/definition";
 import { RECOVERY_SWEEP_KIND } from "../../src/shared/worker-events";
 import { chatGraph } from "./graphs";
 import { apiEvent, createTable, quietLogger, type TableHandle } from "./support";
@@ -53,11 +56,26 @@ describe("crons fired by the worker's scheduled sweep (DynamoDB Local; EventBrid
     const first = Date.parse(cron.next_run_date);
 
     let clock = first - 1;
-    const worker = createWorkerHandler({ ...options, cronClock: () => clock });
+    // The worker's crons on a client of their own, to count what the sweep and a fire send for the cron.
+    const cronTable = new TableClient(table.client, table.tableName);
+    const worker = createWorkerHandler({
+      ...options,
+      cronStore: new CronItems(cronTable),
+      cronClock: () => clock,
+    });
     expect((await worker(sweepEvent, lambdaContext)).crons).toEqual({ fired: 0, failed: 0 });
+    // A sweep with nothing due: one Query per due-crons partition of the index, nothing else.
+    expect(requestsBy(cronTable)).toEqual({ Query: DUE_CRON_SHARDS });
 
     clock = first;
+    const before = cronTable.usage;
     expect((await worker(sweepEvent, lambdaContext)).crons).toEqual({ fired: 1, failed: 0 });
+    // A fire's own cost on the cron: the sweep's queries, one read of the cron, its claim and its settle.
+    expect(requestsBy(cronTable, before)).toEqual({
+      Query: DUE_CRON_SHARDS,
+      GetItem: 1,
+      UpdateItem: 2,
+    });
     const runs = async () =>
       (await call("GET", `/threads/${thread.thread_id}/runs`)).body as Array<{
         run_id: string;
@@ -97,3 +115,13 @@ describe("crons fired by the worker's scheduled sweep (DynamoDB Local; EventBrid
     expect((await worker(sweepEvent, lambdaContext)).crons).toEqual({ fired: 0, failed: 0 });
   }, 60_000);
 });
+
+/** Requests a table client sent since `since`, by operation. */
+function requestsBy(client: TableClient, since?: TableClient["usage"]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const [operation, { requests }] of Object.entries(client.usage.byOperation)) {
+    const earlier = since?.byOperation[operation]?.requests ?? 0;
+    if (requests > earlier) counts[operation] = requests - earlier;
+  }
+  return counts;
+}
