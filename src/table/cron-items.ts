@@ -7,7 +7,13 @@ import {
   TABLE_KEYS,
   THREADS_UNSETTLED_INDEX,
 } from "./definition";
-import { expression, renderUpdate, sortKeyBeginsWith, updateFragment } from "./expressions";
+import {
+  expression,
+  indexPartitionUpTo,
+  renderUpdate,
+  sortKeyBeginsWith,
+  updateFragment,
+} from "./expressions";
 import {
   CRON_PREFIX,
   cronSortKey,
@@ -100,12 +106,12 @@ export class CronItems implements CronStore {
     for (let shard = 0; shard < DUE_CRON_SHARDS; shard++) {
       for await (const page of this.table.queryPages({
         IndexName: THREADS_UNSETTLED_INDEX.name,
-        KeyConditionExpression: "#partition = :partition AND #due <= :now",
-        ExpressionAttributeNames: {
-          "#partition": THREADS_UNSETTLED_INDEX.partitionKey,
-          "#due": THREADS_UNSETTLED_INDEX.sortKey,
-        },
-        ExpressionAttributeValues: { ":partition": duePartition(shard), ":now": now },
+        ...indexPartitionUpTo(
+          THREADS_UNSETTLED_INDEX.partitionKey,
+          duePartition(shard),
+          THREADS_UNSETTLED_INDEX.sortKey,
+          now,
+        ),
       })) {
         for (const item of page) {
           const tenantId = parseCronsPartitionKey(String(item[TABLE_KEYS.partitionKey]));
