@@ -1,11 +1,18 @@
 import type { Client, Cron } from "@langchain/langgraph-sdk";
 import { systemAssistantId } from "../../src/runtime/http/assistant-directory";
+import { fireCronsPeriodically } from "../../src/dev/cron-timer";
 import { InMemoryCronStore } from "../../src/runtime/crons/in-memory-cron-store";
 import type { CronStore } from "../../src/shared/crons";
 import { TableClient } from "../../src/table/client";
 import { CronItems } from "../../src/table/cron-items";
 import { chatGraph, slowGraph } from "./graphs";
-import { backendOptions, startTestServer, type Backend, type TestServer } from "./support";
+import {
+  backendOptions,
+  quietLogger,
+  startTestServer,
+  type Backend,
+  type TestServer,
+} from "./support";
 
 const MINUTE = 60_000;
 const MAX_CRONS = 4;
@@ -369,5 +376,41 @@ describe.each<Backend>(["memory", "dynamodb"])("crons (%s backend)", (backend) =
     await client.runs.join(thread.thread_id, run!.run_id);
     expect((await server.handler.fireDueCrons(afterEnd + 60 * MINUTE)).fired).toBe(0);
     expect((await cronOf(client, cron.cron_id)).next_run_date).toBeNull();
+  });
+
+  it("the dev server's timer fires a due cron in process, on the real clock", async () => {
+    const client = await freshClient();
+    const tenantId = `tenant-crons-${backend}-${tenants}`;
+    const thread = await client.threads.create();
+    const cron = await client.crons.createForThread(thread.thread_id, "chat", {
+      schedule: "* * * * *",
+      input: tick,
+    });
+    // Its fire a minute ago was missed (as if the server had been down): due now, on the real clock.
+    const stored = (await store.get(tenantId, cron.cron_id))!;
+    const missed = Date.parse(cron.next_run_date!) - 2 * MINUTE;
+    await store.save(
+      { ...stored, nextRunAt: missed, dueAt: missed, revision: stored.revision + 1 },
+      stored.revision,
+    );
+    const timer = fireCronsPeriodically(server.handler, 50, quietLogger);
+    try {
+      const deadline = Date.now() + 20_000;
+      let runs = await runsOf(client, thread.thread_id);
+      while (runs.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        runs = await runsOf(client, thread.thread_id);
+      }
+      expect(runs).toHaveLength(1);
+      expect(runs[0]!.metadata!.cron_id).toBe(cron.cron_id);
+      await client.runs.join(thread.thread_id, runs[0]!.run_id);
+    } finally {
+      timer.stop();
+    }
+    // Ticks went on meanwhile: never two runs for one fire (a new minute may have brought a fire of its own).
+    const fires = (await runsOf(client, thread.thread_id)).map(
+      (run) => run.metadata!.cron_scheduled_at,
+    );
+    expect(new Set(fires).size).toBe(fires.length);
   });
 });
