@@ -215,8 +215,12 @@ function updatedCron(
     metadata: changes.metadata ? { ...current.metadata, ...changes.metadata } : current.metadata,
     updatedAt: now,
     nextRunAt,
-    // A claimed fire keeps its retry time: the sweep that claimed it settles it.
-    dueAt: !enabled ? undefined : current.pendingFire !== undefined ? current.dueAt : nextRunAt,
+    // A claimed fire keeps its retry time (the sweep that claimed it settles it); re-enabled, it is checked now.
+    dueAt: !enabled
+      ? undefined
+      : current.pendingFire !== undefined
+        ? (current.dueAt ?? now)
+        : nextRunAt,
     revision: current.revision + 1,
   };
 }
