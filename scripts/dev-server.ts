@@ -24,6 +24,7 @@ import { readRuntimeConfig } from "../src/runtime/config";
 import { loadLangGraphConfig } from "../src/runtime/graphs/langgraph-config";
 import { createLogger } from "../src/runtime/observability";
 import { recoverRunsPeriodically, type RunRecovery } from "../src/dev/run-recovery";
+import { fireCronsPeriodically, type CronTimer } from "../src/dev/cron-timer";
 import type { ThreadRef } from "../src/runtime/runs/run-manager";
 import type { GraphFactory } from "../src/runtime/types";
 import { createHandler, type ApiHandler } from "../src/runtime/handler";
@@ -38,6 +39,8 @@ const LOCAL_TABLE_NAME = "memory-table-dev";
 const SHUTDOWN_GRACE_MS = 5_000;
 // How often stalled runs are looked for: a run's lease (30 s) lapses, then at most this long passes.
 const RECOVERY_INTERVAL_MS = 15_000;
+// How often due crons are looked for: a fire runs at most this late (schedules have minutes).
+const CRON_INTERVAL_MS = 10_000;
 
 const USAGE = `Usage:
   npm start                the dev server, checkpoints in memory (lost on restart)
@@ -108,6 +111,7 @@ class DevSession {
   localPid: number | undefined;
   checkpoints: DevCheckpoints | undefined;
   recovery: RunRecovery | undefined;
+  crons: CronTimer | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor() {
@@ -120,6 +124,7 @@ class DevSession {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.recovery?.stop();
+      this.crons?.stop();
       await this.server?.shutdown(SHUTDOWN_GRACE_MS);
       this.checkpoints?.close();
       if (this.local) await this.local.stop(SHUTDOWN_GRACE_MS);
@@ -170,6 +175,8 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
           ready.handler ? ready.handler.open(event, context) : Promise.resolve(starting()),
         recoverRuns: async (threads: AsyncIterable<ThreadRef>) =>
           ready.handler ? ready.handler.recoverRuns(threads) : 0,
+        fireDueCrons: async (now?: number) =>
+          ready.handler ? ready.handler.fireDueCrons(now) : { fired: 0, failed: 0 },
       },
     ),
   });
@@ -229,6 +236,13 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
       createLogger(environment.logLevel),
     );
   }
+
+  // Crons fire in this process, on either backend (in AWS, the worker's scheduled sweep fires them).
+  session.crons = fireCronsPeriodically(
+    ready.handler,
+    CRON_INTERVAL_MS,
+    createLogger(environment.logLevel),
+  );
 
   const token = await signDevToken(keys, { tenantId: "demo" });
   const auth = `-H "Authorization: Bearer ${token}" -H 'content-type: application/json'`;

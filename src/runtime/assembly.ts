@@ -4,6 +4,7 @@ import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
 import type { BaseStore } from "@langchain/langgraph-checkpoint";
 import type { Logger } from "pino";
 import type { AssistantStore } from "../shared/assistants";
+import { DEFAULT_MAX_CRONS_PER_TENANT, type CronStore } from "../shared/crons";
 import { InvalidConfigurationError } from "../shared/errors";
 import { boundTenantOf } from "../shared/tenant-scope";
 import type { RunStore } from "../shared/runs";
@@ -13,6 +14,7 @@ import { TenantStore } from "../store/tenant-store";
 import { AssistantDirectory } from "./http/assistant-directory";
 import { readRuntimeConfig, type AssistantDefaults, type RuntimeConfig } from "./config";
 import { LANGGRAPH_ENVIRONMENT } from "./environment";
+import { InMemoryCronStore } from "./crons/in-memory-cron-store";
 import { InProcessDispatcher } from "./runs/dispatchers";
 import { RunEngine, type TenantSaver } from "./graphs/engine";
 import { GraphRegistry } from "./graphs/graph-registry";
@@ -77,6 +79,12 @@ export interface HandlerOptions {
    * stateless (only each graph's system assistant exists, and creating one answers 400).
    */
   assistantStore?: AssistantStore;
+  /** Crons. Default: the table's, or in memory for other checkpointers; none when stateless. */
+  cronStore?: CronStore;
+  /** Crons one tenant may have at most (default 100); creating one more answers 409. */
+  maxCronsPerTenant?: number;
+  /** The clock due crons are fired by (default Date.now): a test moves it rather than wait for a minute. */
+  cronClock?: () => number;
   /** JWT claim carrying the tenant id (default `TENANT_CLAIM` or `custom:tenant_id`). */
   tenantClaim?: string;
   /**
@@ -123,6 +131,10 @@ export interface Runtime {
   metrics: RunMetrics;
   runs: RunManager | undefined;
   webhooks: WebhookSender;
+  /** The tenants' crons (none without a checkpointer). */
+  crons: CronStore | undefined;
+  maxCronsPerTenant: number;
+  cronClock: () => number;
   deadlineMarginMs: number;
 }
 
@@ -137,7 +149,7 @@ export function assembleRuntime(options: HandlerOptions): Runtime {
     environment.deadlineMarginMs,
     true,
   );
-  const { saverFor, store, runs, assistantStore, table } = resolveCheckpointing(
+  const { saverFor, store, runs, assistantStore, cronStore, table } = resolveCheckpointing(
     options,
     environment,
   );
@@ -206,6 +218,13 @@ export function assembleRuntime(options: HandlerOptions): Runtime {
     metrics,
     runs: manager,
     webhooks,
+    crons: manager ? cronStore : undefined,
+    maxCronsPerTenant: wholeNumber(
+      "maxCronsPerTenant",
+      options.maxCronsPerTenant,
+      DEFAULT_MAX_CRONS_PER_TENANT,
+    ),
+    cronClock: options.cronClock ?? Date.now,
     deadlineMarginMs,
   };
 }
@@ -260,13 +279,20 @@ function resolveCheckpointing(
   store: ThreadStore | undefined;
   runs: RunStore | undefined;
   assistantStore: AssistantStore | undefined;
+  cronStore: CronStore | undefined;
   /** What the handler keeps in its table (the default checkpointing with a table name). */
   table?: TableBacking;
 } {
   const checkpointer = options.checkpointer;
   const assistantStore = options.assistantStore;
   if (checkpointer === false) {
-    return { saverFor: undefined, store: undefined, runs: undefined, assistantStore };
+    return {
+      saverFor: undefined,
+      store: undefined,
+      runs: undefined,
+      assistantStore,
+      cronStore: undefined,
+    };
   }
   if (typeof checkpointer === "function") {
     return {
@@ -274,6 +300,7 @@ function resolveCheckpointing(
       store: options.threadStore ?? new InMemoryThreadStore(),
       runs: options.runStore ?? new InMemoryRunStore(),
       assistantStore: assistantStore ?? new InMemoryAssistantStore(),
+      cronStore: options.cronStore ?? new InMemoryCronStore(),
     };
   }
   if (checkpointer) {
@@ -291,10 +318,18 @@ function resolveCheckpointing(
       store: options.threadStore ?? new InMemoryThreadStore(),
       runs: options.runStore ?? new InMemoryRunStore(),
       assistantStore: assistantStore ?? new InMemoryAssistantStore(),
+      cronStore: options.cronStore ?? new InMemoryCronStore(),
     };
   }
   const tableName = options.tableName ?? environment.tableName;
-  if (!tableName) return { saverFor: undefined, store: undefined, runs: undefined, assistantStore };
+  if (!tableName)
+    return {
+      saverFor: undefined,
+      store: undefined,
+      runs: undefined,
+      assistantStore,
+      cronStore: undefined,
+    };
   // One table context per container: every request's saver and the thread store share its record cache.
   const table = loadOnDemand().tableBacking().openTableBacking({
     tableName,
@@ -307,6 +342,7 @@ function resolveCheckpointing(
     store: options.threadStore ?? table.threads,
     runs: options.runStore ?? table.runs,
     assistantStore: assistantStore ?? table.assistants,
+    cronStore: options.cronStore ?? table.crons,
     table,
   };
 }
@@ -427,6 +463,18 @@ export function positive(
   if (value === undefined) return fallback;
   if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
     throw new InvalidConfigurationError(option, `expected a positive number, got ${value}`);
+  }
+  return value;
+}
+
+/** A whole number of at least 1 (a count an operator sets). */
+function wholeNumber(option: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new InvalidConfigurationError(
+      option,
+      `expected a whole number of at least 1, got ${value}`,
+    );
   }
   return value;
 }

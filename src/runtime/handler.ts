@@ -12,6 +12,8 @@ import { errorResponse, matchRoute, parseBody, type HttpEvent, type HttpResult }
 import type { RequestLogFields, RouteContext, RouteHandler } from "./http/route-context";
 import { ROUTES, type ApiFace } from "./http/routes";
 import { ASSISTANT_HANDLERS } from "./http/assistants-face";
+import { CRON_HANDLERS } from "./http/crons-face";
+import { fireDueCrons, type CronSweepResult } from "./crons/fire";
 import { META_HANDLERS } from "./http/meta-face";
 import { RUN_STREAM_HANDLERS } from "./http/run-streams-face";
 import { THREAD_STREAM_HANDLERS } from "./http/thread-stream-face";
@@ -40,6 +42,11 @@ export type ApiHandler = ((event: HttpEvent, context?: HandlerContext) => Promis
    * schedule; a deployment relies on the worker's retries and on recovery when runs and threads are read.
    */
   recoverRuns(threads: AsyncIterable<ThreadRef>): Promise<number>;
+  /**
+   * Fires the crons due at `now` (default: the clock), each fire once however many sweepers run: the dev server
+   * calls it on a timer; in AWS the worker's scheduled sweep does.
+   */
+  fireDueCrons(now?: number): Promise<CronSweepResult>;
 };
 
 /** Time of a streamed response when the Lambda context gives none: a function's longest timeout. */
@@ -53,6 +60,7 @@ export const ROUTE_HANDLERS: Readonly<Record<string, RouteHandler>> = {
   ...THREAD_STREAM_HANDLERS,
   ...ASSISTANT_HANDLERS,
   ...STORE_HANDLERS,
+  ...CRON_HANDLERS,
   ...META_HANDLERS,
 };
 
@@ -126,6 +134,8 @@ export function createHandler(options: HandlerOptions): ApiHandler {
         metrics,
         runs: runtime.runs,
         webhooks: runtime.webhooks,
+        crons: runtime.crons,
+        maxCronsPerTenant: runtime.maxCronsPerTenant,
         deadlineMarginMs: runtime.deadlineMarginMs,
         tenantId,
         params: matched.params,
@@ -191,6 +201,7 @@ export function createHandler(options: HandlerOptions): ApiHandler {
     open: (event: HttpEvent, lambdaContext?: HandlerContext) => serve(event, lambdaContext, true),
     recoverRuns: async (threads: AsyncIterable<ThreadRef>) =>
       runtime.runs ? runtime.runs.recoverThreads(threads) : 0,
+    fireDueCrons: (now?: number) => fireDueCrons(runtime, now ?? runtime.cronClock()),
   });
 }
 

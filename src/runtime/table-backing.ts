@@ -2,6 +2,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { BaseStore } from "@langchain/langgraph-checkpoint";
 import { DynamoDBSaver } from "../checkpoint/dynamodb";
 import type { AssistantStore } from "../shared/assistants";
+import type { CronStore } from "../shared/crons";
 import type { RunEventStore } from "../shared/run-events";
 import type { RunStore } from "../shared/runs";
 import type { ThreadStore } from "../shared/threads";
@@ -25,6 +26,7 @@ export interface TableBacking {
   runs: RunStore;
   runEvents: RunEventStore;
   assistants: AssistantStore;
+  crons: CronStore;
 }
 
 /**
@@ -45,5 +47,6 @@ export function openTableBacking(options: TableBackingOptions): TableBacking {
     runs: table.runs,
     runEvents: table.runEvents,
     assistants: table.assistants,
+    crons: table.crons,
   };
 }

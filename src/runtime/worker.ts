@@ -1,6 +1,7 @@
 import { InvalidEventError } from "../shared/errors";
 import { RECOVERY_SWEEP_KIND, type RecoverySweepEvent } from "../shared/worker-events";
 import { assembleRuntime, flushCallbacks, type HandlerOptions } from "./assembly";
+import { fireDueCrons } from "./crons/fire";
 import { parseRunJob, type RunJobEvent } from "./runs/dispatchers";
 import type { RunJob } from "./runs/run-manager";
 import type { HandlerContext } from "./types";
@@ -21,6 +22,8 @@ export interface WorkerResult {
   batchItemFailures: Array<{ itemIdentifier: string }>;
   /** A recovery sweep: the threads whose stalled or waiting runs it set going again. */
   recovered?: number;
+  /** A recovery sweep: the runs it created for due crons, and the crons whose fire failed (retried later). */
+  crons?: { fired: number; failed: number };
 }
 
 /** Time kept free at the end of a worker invocation to record how a leg ended and hand over. */
@@ -63,8 +66,10 @@ export function createWorkerHandler(options: HandlerOptions): WorkerHandler {
     }
     if ((event as { kind?: unknown })?.kind === RECOVERY_SWEEP_KIND) {
       const recovered = await manager.sweep();
-      runtime.logger.info({ recovered }, "recovery sweep");
-      return { jobs: 0, recovered, batchItemFailures: [] };
+      // The same scheduled event fires the due crons: one invocation a minute serves both.
+      const crons = await fireDueCrons(runtime, runtime.cronClock());
+      runtime.logger.info({ recovered, crons }, "recovery sweep");
+      return { jobs: 0, recovered, crons, batchItemFailures: [] };
     }
     const job = parseRunJob(event);
     try {

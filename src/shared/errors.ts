@@ -430,3 +430,22 @@ export class StoreEmbeddingError extends StoreError {
     super(`Invalid embeddings: ${reason}`, options);
   }
 }
+
+/** Root of the crons' errors (scheduled runs). */
+export class CronError extends MemoryTableError {}
+
+/** No cron of the tenant has this id (another tenant's is just as absent). */
+export class CronNotFoundError extends CronError {
+  constructor(readonly cronId: string) {
+    super(`Cron not found: ${cronId}`);
+  }
+}
+
+/** A new cron over the tenant's quota: nothing was stored. */
+export class CronQuotaExceededError extends CronError {
+  constructor(readonly maxCrons: number) {
+    super(
+      `Cron quota exceeded: this tenant already has ${maxCrons} crons (the most allowed); delete one first`,
+    );
+  }
+}

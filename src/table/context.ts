@@ -3,6 +3,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { InvalidConfigurationError } from "../shared/errors";
 import { AssistantItems } from "./assistant-items";
 import { CheckpointItems } from "./checkpoint-items";
+import { CronItems } from "./cron-items";
 import { TableClient } from "./client";
 import { ExpiryPolicy } from "./expiry";
 import { RunEventItems } from "./run-event-items";
@@ -33,6 +34,7 @@ export class TableContext {
   readonly runs: RunItems;
   readonly runEvents: RunEventItems;
   readonly assistants: AssistantItems;
+  readonly crons: CronItems;
   readonly now: () => number;
 
   constructor(options: TableContextOptions) {
@@ -50,6 +52,7 @@ export class TableContext {
     this.runs = new RunItems(this.client, this.threads);
     this.runEvents = new RunEventItems(this.client, this.threads);
     this.assistants = new AssistantItems(this.client);
+    this.crons = new CronItems(this.client);
   }
 
   get tableName(): string {

@@ -316,6 +316,28 @@ export const ASSISTANT_ITEM_ATTRIBUTES = {
   life: "g",
 } as const;
 
+/**
+ * Attribute names of a cron item (`pk = <tenant>##crons`, `sk = k#<cron id>`). A cron due for a sweep also
+ * carries the threads-unsettled index's keys, with values no thread record has: `unsettled = c<shard>` (threads
+ * use `u<shard>`) and `created_at` = when the sweep should look at it (epoch ms). A disabled or ended cron
+ * carries neither, so the index holds exactly the live crons and the sweep reads only those due.
+ */
+export const CRON_ITEM_ATTRIBUTES = {
+  /** Item kind: `k`. */
+  kind: "k",
+  /** JSON of the cron (its schedule, payload, metadata and times). */
+  body: "d",
+  /** The cron's revision: every write is conditioned on the one its writer read. */
+  revision: "rev",
+  /** `c<shard>` while the cron is live (partition key of the threads-unsettled index). */
+  duePartition: THREAD_ATTRIBUTES.unsettled,
+  /** When a sweep should look at the cron, epoch ms (sort key of the threads-unsettled index). */
+  dueAt: THREAD_ATTRIBUTES.createdAt,
+} as const;
+
+/** Partitions of the due-crons entries of the threads-unsettled index (`c0` to `c9`). */
+export const DUE_CRON_SHARDS = 10;
+
 /** Attribute names of run stream event items (`sk = s#<run id>#<seq>#<part>` in the thread's partition). */
 export const RUN_EVENT_ITEM_ATTRIBUTES = {
   /** Item kind: `s`. */

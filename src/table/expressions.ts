@@ -151,6 +151,22 @@ export function indexPartition(partitionKey: string, value: string): KeyConditio
   );
 }
 
+/** Entries of one partition of a secondary index whose sort key is at most `max`. */
+export function indexPartitionUpTo(
+  partitionKey: string,
+  value: string,
+  sortKey: string,
+  max: number,
+): KeyConditionParameters {
+  return keyCondition(
+    expression(
+      "#partition = :partition AND #sort <= :max",
+      { "#partition": partitionKey, "#sort": sortKey },
+      { ":partition": value, ":max": max },
+    ),
+  );
+}
+
 /** A projection of attribute names, through placeholders (several of ours are reserved words). */
 export function projection(attributes: readonly string[]): {
   ProjectionExpression: string;

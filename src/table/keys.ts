@@ -148,6 +148,51 @@ export function tenantPartitionKey(tenantId: string, kind: string): string {
   return `${tenantId}${SEPARATOR}${SEPARATOR}${kind}`;
 }
 
+/** The partition of a tenant's crons: `<tenant>##crons`. */
+export function cronsPartitionKey(tenantId: string): string {
+  return tenantPartitionKey(tenantId, "crons");
+}
+
+/** Prefix of every cron item's sort key in the crons partition. */
+export const CRON_PREFIX = "k#";
+
+/** A cron: `k#<cron id>` in its tenant's crons partition. */
+export function cronSortKey(cronId: string): string {
+  return `${CRON_PREFIX}${encodeKeyPart(cronId)}`;
+}
+
+/** The cron id of a cron item's sort key. */
+export function parseCronSortKey(sk: string): string {
+  if (!sk.startsWith(CRON_PREFIX)) {
+    throw new RangeError(`Invalid sort key: ${JSON.stringify(sk)} is not a cron key`);
+  }
+  return decodeKeyPart(sk.slice(CRON_PREFIX.length));
+}
+
+/** The tenant of a crons partition key (a tenant id never contains `#`); undefined for any other key. */
+export function parseCronsPartitionKey(pk: string): string | undefined {
+  const suffix = `${SEPARATOR}${SEPARATOR}crons`;
+  if (!pk.endsWith(suffix)) return undefined;
+  const tenantId = pk.slice(0, -suffix.length);
+  return tenantId.length > 0 && !tenantId.includes(SEPARATOR) ? tenantId : undefined;
+}
+
+/**
+ * A partition of the due-crons entries of the threads-unsettled index, by shard number: `c<shard>`, never a
+ * thread's `u<shard>`, so the run-recovery sweep and the cron sweep read disjoint partitions of one index.
+ */
+export function duePartition(shard: number): string {
+  return `c${shard}`;
+}
+
+/** The due-crons partition of a cron: a stable spread of its key over the shards. */
+export function dueShard(pk: string, sk: string, shards: number): string {
+  const key = `${pk}${SEPARATOR}${sk}`;
+  let hash = 0;
+  for (let index = 0; index < key.length; index++) hash = (hash * 31 + key.charCodeAt(index)) >>> 0;
+  return duePartition(hash % shards);
+}
+
 /** Prefix of every run record's sort key in a thread's partition (after `m` and `n#`, so thread reads skip them). */
 export const RUN_PREFIX = "r#";
 

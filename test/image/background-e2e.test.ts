@@ -8,6 +8,9 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { Client } from "@langchain/langgraph-sdk";
 import { createBearerVerifier, loadDevKeys, signDevToken, type DevKeys } from "../../src/dev/auth";
 import { RUN_JOB_KIND } from "../../src/runtime/runs/dispatchers";
+import { RECOVERY_SWEEP_KIND } from "../../src/shared/worker-events";
+import { TableClient } from "../../src/table/client";
+import { CronItems } from "../../src/table/cron-items";
 import { IMAGE_HANDLERS } from "../../src/runtime/environment";
 import {
   createLocalClient,
@@ -367,6 +370,65 @@ describeWithImageNode(
           },
         ),
       120_000,
+    );
+
+    it.concurrent(
+      "a cron fires through worker.handler on the scheduled sweep event (EventBridge rule stand-in): its run goes to the worker through the Lambda Invoke API stand-in, once",
+      () =>
+        withDeployment(
+          { apiTimeoutMs: API_FUNCTION_TIMEOUT_MS, workerTimeoutMs: 60_000 },
+          async (deployment) => {
+            const client = await deployment.client("cron-tenant");
+            const thread = await client.threads.create();
+            const cron = await client.crons.createForThread(thread.thread_id, "agent", {
+              schedule: "* * * * *",
+              input: { steps: 2, stepMs: 50 },
+              config: LONG_RUN_CONFIG,
+            });
+            // The image's clock is the real one: its fire of two minutes ago was missed (the rule was down), so
+            // it is due now. Written as a sweep would, through the table's cron items.
+            const crons = new CronItems(new TableClient(dynamodb, tableName));
+            const stored = (await crons.get("cron-tenant", cron.cron_id))!;
+            const missed = Date.parse(cron.next_run_date!) - 2 * 60_000;
+            await crons.save(
+              { ...stored, nextRunAt: missed, dueAt: missed, revision: stored.revision + 1 },
+              stored.revision,
+            );
+            // The rule's event, twice (EventBridge may deliver a scheduled event more than once): one fire.
+            const sweeps = [
+              await deployment.worker.invoke({ kind: RECOVERY_SWEEP_KIND }),
+              await deployment.worker.invoke({ kind: RECOVERY_SWEEP_KIND }),
+            ];
+            expect(
+              sweeps.map((outcome) => (outcome as { body?: { crons?: unknown } }).body?.crons),
+            ).toEqual([
+              { fired: 1, failed: 0 },
+              { fired: 0, failed: 0 },
+            ]);
+            const [run] = await client.runs.list(thread.thread_id);
+            expect(run!.metadata).toMatchObject({ cron_id: cron.cron_id });
+            const values = (await client.runs.join(
+              thread.thread_id,
+              run!.run_id,
+            )) as unknown as LongValues;
+            expect(values.done).toEqual([1, 2]);
+            await deployment.invokeApi.drain();
+            // The sweep handed the fire's run to the worker as any run is handed: one Event invocation.
+            expect(deployment.invokeApi.requests).toEqual([
+              {
+                functionName: WORKER,
+                invocationType: "Event",
+                payload: expect.objectContaining({
+                  kind: RUN_JOB_KIND,
+                  threadId: thread.thread_id,
+                }),
+                outcome: workerDone,
+              },
+            ]);
+            await client.crons.delete(cron.cron_id);
+          },
+        ),
+      60_000,
     );
   },
 );

@@ -300,7 +300,7 @@ describe.each(cases)("threads and state ($backend, SDK $sdk.version)", ({ backen
       string,
       unknown
     >;
-    expect(info).toMatchObject({ context: "js", flags: { assistants: true, crons: false } });
+    expect(info).toMatchObject({ context: "js", flags: { assistants: true, crons: true } });
     expect(info.langgraph_js_version).toMatch(/^\d+\.\d+\.\d+/);
   });
 });

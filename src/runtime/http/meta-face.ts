@@ -7,14 +7,15 @@ import type { RouteHandler } from "./route-context";
 
 export const ok: RouteHandler = async () => json(200, { ok: true });
 
-export const info: RouteHandler = async () =>
+export const info: RouteHandler = async (context) =>
   json(200, {
     version: MEMORY_TABLE_VERSION,
     langgraph_js_version: langgraphVersion,
     context: "js",
     flags: {
       assistants: true,
-      crons: false,
+      // Crons need a checkpointer (their runs are background runs).
+      crons: context.crons !== undefined,
       langsmith: langsmithTracing(process.env),
       langsmith_tracing_replicas: true,
     },

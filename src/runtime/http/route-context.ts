@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { AssistantNotFoundError, InvalidRequestError } from "../../shared/errors";
 import type { AssistantDirectory } from "./assistant-directory";
+import type { CronStore } from "../../shared/crons";
 import { assertPathIdentifier } from "../../shared/identifiers";
 import type { RunEngine, RunOutcome } from "../graphs/engine";
 import type { GraphRegistry } from "../graphs/graph-registry";
@@ -33,6 +34,10 @@ export interface RouteContext {
   /** Background runs; undefined for a handler without a checkpointer. */
   runs: RunManager | undefined;
   webhooks: WebhookSender;
+  /** The tenants' crons; undefined for a handler without a checkpointer. */
+  crons: CronStore | undefined;
+  /** Crons one tenant may have at most. */
+  maxCronsPerTenant: number;
   /** Time a run leaves free before the Lambda deadline. */
   deadlineMarginMs: number;
   tenantId: string;
