@@ -36,6 +36,8 @@ export const ASYNC_EVENT_AGE_SECONDS = { min: 60, max: 21600 } as const;
 
 /** Legs of one background run: MAX_RUN_LEGS as the runtime accepts it (src/runtime/config.ts). */
 export const MAX_RUN_LEGS = { min: 1, max: 999 } as const;
+/** API_KEY_CACHE_SECONDS as the runtime accepts it (src/runtime/config.ts). */
+export const API_KEY_CACHE_SECONDS = { min: 0, max: 3600 } as const;
 
 /**
  * A host run webhooks may be posted to: `host` or `host:port`, lowercase, as the runtime reads
