@@ -155,7 +155,13 @@ export const CORS_ORIGIN_PATTERN =
  * `x-dynamodb-throttles` is both x's table alarm and x-dynamodb's throttles alarm). A test derives this list from
  * the synthesized module's names, so it cannot fall behind a new resource.
  */
-export const RESERVED_NAME_ENDINGS = ["-cleaner", "-dynamodb", "-stream", "-worker"] as const;
+export const RESERVED_NAME_ENDINGS = [
+  "-authorizer",
+  "-cleaner",
+  "-dynamodb",
+  "-stream",
+  "-worker",
+] as const;
 export const RESERVED_NAME_ENDING_PATTERN = `(${RESERVED_NAME_ENDINGS.join("|")})$`;
 export const RESERVED_NAME_ENDING_RULE = `a name not ending in ${RESERVED_NAME_ENDINGS.join(", ")} (another instance's resources use those names: x-worker would collide with instance x's worker)`;
 
