@@ -475,7 +475,7 @@ const VARIABLES = {
   name: {
     type: "string",
     description:
-      "Prefix of every resource name: 3-40 lowercase letters, digits or hyphens, starting with a letter, not ending in -cleaner, -dynamodb, -stream or -worker (names of another instance's resources)",
+      "Prefix of every resource name: 3-40 lowercase letters, digits or hyphens, starting with a letter, not ending in -authorizer, -cleaner, -dynamodb, -stream or -worker (names of another instance's resources)",
     validation: [
       {
         condition: `can(regex(${hcl(NAME_PATTERN)}, var.name))`,
