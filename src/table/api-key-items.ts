@@ -4,7 +4,7 @@ import {
   apiKeysPartitionKey,
   API_KEY_LISTING_PREFIX,
 } from "./keys";
-import { API_KEY_ITEM_ATTRIBUTES as A } from "./definition";
+import { API_KEY_ITEM_ATTRIBUTES as A, TABLE_KEYS } from "./definition";
 import { getItem, queryPages, updateItem, type Item, type TableConnection } from "./client";
 import { sortKeyBeginsWith } from "./expressions";
 
@@ -40,7 +40,7 @@ export async function putApiKey(
     UpdateExpression: "SET #h = :h, #t = :t, #s = :s, #ca = :ca, #xa = :xa, #ttl = :ttl",
     ConditionExpression: "attribute_not_exists(#pk)",
     ExpressionAttributeNames: {
-      "#pk": "pk",
+      "#pk": TABLE_KEYS.partitionKey,
       "#h": A.hash,
       "#t": A.tenant,
       "#s": A.subject,
