@@ -39,6 +39,7 @@ import {
   LOG_RETENTION_DAYS,
   MAX_API_TIMEOUT_SECONDS,
   MAX_RUN_LEGS,
+  API_KEY_CACHE_SECONDS,
   MEMORY_SIZE_MB,
   MODULE_ENVIRONMENT_NAMES,
   NAME_PATTERN,
@@ -136,6 +137,8 @@ export class ModuleStack extends TerraformStack {
       maxRunLegs: v.max_run_legs.numberValue,
       recoverySweepSchedule: v.recovery_sweep_schedule.stringValue,
       createStreamFunction: v.create_stream_function.value,
+      enableApiKeys: v.enable_api_keys.value,
+      apiKeyCacheSeconds: v.api_key_cache_seconds.numberValue,
       createStreamUrlInvokePermission: v.create_stream_url_invoke_permission.value,
       streamTimeout: v.stream_timeout.numberValue,
       // null: the API function's memory, and its CORS origins.
@@ -472,7 +475,7 @@ const VARIABLES = {
   name: {
     type: "string",
     description:
-      "Prefix of every resource name: 3-40 lowercase letters, digits or hyphens, starting with a letter, not ending in -cleaner, -dynamodb, -stream or -worker (names of another instance's resources)",
+      "Prefix of every resource name: 3-40 lowercase letters, digits or hyphens, starting with a letter, not ending in -authorizer, -cleaner, -dynamodb, -stream or -worker (names of another instance's resources)",
     validation: [
       {
         condition: `can(regex(${hcl(NAME_PATTERN)}, var.name))`,
@@ -641,6 +644,24 @@ const VARIABLES = {
       {
         condition: `var.recovery_sweep_schedule == null || var.recovery_sweep_schedule == "" || can(regex(${hcl(SCHEDULE_EXPRESSION_PATTERN)}, var.recovery_sweep_schedule))`,
         message: `Invalid recovery_sweep_schedule: expected ${SCHEDULE_EXPRESSION_RULE}.`,
+      },
+    ],
+  },
+  enable_api_keys: {
+    type: "bool",
+    description:
+      "Accept API keys (X-Api-Key, created with `npm run api-key -- create`) at API Gateway next to JWTs: every route goes behind a Lambda REQUEST authorizer (the image's authorizer.handler, role limited to GetItem of API key items) that checks either credential, instead of the JWT authorizer. API Gateway cannot cache it (either header may carry the credential, and a REQUEST authorizer's identity sources must all be present): one authorizer invocation per API request, one GetItem per key per authorizer container per api_key_cache_seconds. A refused credential is answered 403. The stream function checks API keys itself whatever this says",
+    default: DEFAULTS.enableApiKeys,
+  },
+  api_key_cache_seconds: {
+    type: "number",
+    description:
+      "Seconds a container of the authorizer or the stream function reuses an API key's verdict before reading its record again: how long a revocation may take to reach a warm container (API_KEY_CACHE_SECONDS)",
+    default: DEFAULTS.apiKeyCacheSeconds,
+    validation: [
+      {
+        condition: wholeNumberIn("var.api_key_cache_seconds", API_KEY_CACHE_SECONDS),
+        message: `Invalid api_key_cache_seconds: expected a whole number from ${API_KEY_CACHE_SECONDS.min} to ${API_KEY_CACHE_SECONDS.max}.`,
       },
     ],
   },

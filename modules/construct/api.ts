@@ -7,7 +7,7 @@ import { Apigatewayv2Stage } from "@cdktf/provider-aws/lib/apigatewayv2-stage";
 import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group";
 import { LambdaPermission } from "@cdktf/provider-aws/lib/lambda-permission";
 import { ROUTES, RouteDefinition } from "../../src/runtime/http/routes";
-import { addBlockIfAny } from "./expressions";
+import { addBlockIfAny, attributeOf, choose, countIf, type Flag } from "./expressions";
 
 /** Stable construct id of a route (`POST /threads/{thread_id}/runs/wait` -> `route_post_threads_thread_id_runs_wait`). */
 export function routeId(route: RouteDefinition): string {
@@ -51,7 +51,18 @@ export interface HttpApiProps {
   throttlingRateLimit: number;
   accessLogGroup: CloudwatchLogGroup;
   tags: Record<string, string>;
+  /**
+   * With `create`: every route behind this Lambda REQUEST authorizer (a JWT or an API key) instead of the JWT
+   * authorizer. An HTTP API route has one authorizer, and a REQUEST authorizer's identity sources must all be
+   * present or API Gateway answers 401 without calling it: with two headers either of which may carry the
+   * credential there is no identity source to cache on, so its results are not cached by API Gateway (TTL 0);
+   * the function caches API key verdicts itself (API_KEY_CACHE_SECONDS).
+   */
+  lambdaAuthorizer?: { create: Flag; functionName: string; invokeArn: string };
 }
+
+/** Headers browsers may send cross-origin: the SDK's bearer token, or an API key (what browser UIs send). */
+export const API_CORS_ALLOW_HEADERS = ["authorization", "content-type", "x-api-key"];
 
 /**
  * The HTTP API: one explicit route per handler route, every one behind the JWT authorizer (no `$default` route,
@@ -60,6 +71,9 @@ export interface HttpApiProps {
 export class HttpApi extends Construct {
   readonly api: Apigatewayv2Api;
   readonly authorizer: Apigatewayv2Authorizer;
+  /** The Lambda REQUEST authorizer and API Gateway's permission to invoke it (`count`: with API keys). */
+  readonly lambdaAuthorizer: Apigatewayv2Authorizer;
+  readonly lambdaAuthorizerPermission: LambdaPermission;
   readonly integration: Apigatewayv2Integration;
   readonly routes: Apigatewayv2Route[];
   readonly stage: Apigatewayv2Stage;
@@ -80,6 +94,26 @@ export class HttpApi extends Construct {
       identitySources: ["$request.header.Authorization"],
       jwtConfiguration: { issuer: props.issuer, audience: props.audience },
     });
+    const lambda = props.lambdaAuthorizer ?? { create: false, functionName: "", invokeArn: "" };
+    this.lambdaAuthorizer = new Apigatewayv2Authorizer(this, "lambda_authorizer", {
+      count: countIf(lambda.create),
+      apiId: this.api.id,
+      name: "jwt-or-api-key",
+      authorizerType: "REQUEST",
+      authorizerUri: lambda.invokeArn,
+      authorizerPayloadFormatVersion: "2.0",
+      enableSimpleResponses: true,
+      // No identity source (either header may carry the credential), so no API Gateway cache: see props.
+      authorizerResultTtlInSeconds: 0,
+    });
+    this.lambdaAuthorizerPermission = new LambdaPermission(this, "lambda_authorizer_permission", {
+      count: countIf(lambda.create),
+      statementId: "AllowThisHttpApiAuthorizer",
+      action: "lambda:InvokeFunction",
+      functionName: lambda.functionName,
+      principal: "apigateway.amazonaws.com",
+      sourceArn: `${this.api.executionArn}/authorizers/*`,
+    });
     this.integration = new Apigatewayv2Integration(this, "integration", {
       apiId: this.api.id,
       integrationType: "AWS_PROXY",
@@ -93,8 +127,12 @@ export class HttpApi extends Construct {
           apiId: this.api.id,
           routeKey: `${route.method} ${route.path}`,
           target: `integrations/${this.integration.id}`,
-          authorizationType: "JWT",
-          authorizerId: this.authorizer.id,
+          authorizationType: choose(lambda.create, "CUSTOM", "JWT"),
+          authorizerId: choose(
+            lambda.create,
+            attributeOf(this.lambdaAuthorizer, "id"),
+            this.authorizer.id,
+          ),
         }),
     );
     this.stage = new Apigatewayv2Stage(this, "stage", {
@@ -127,7 +165,7 @@ export class HttpApi extends Construct {
     addBlockIfAny(this.api, "cors_configuration", origins, {
       allow_origins: origins,
       allow_methods: [...new Set(ROUTES.map((route) => route.method))].sort(),
-      allow_headers: ["authorization", "content-type"],
+      allow_headers: API_CORS_ALLOW_HEADERS,
       max_age: 3600,
     });
   }

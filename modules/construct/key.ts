@@ -15,6 +15,8 @@ export interface KeyProps {
   deletionWindowInDays: number;
   /** Whether the stream function (and so its log group) is created. */
   createStreamFunction: Flag;
+  /** Whether the API key authorizer (and so its log group) is created. */
+  enableApiKeys?: Flag;
   tags: Record<string, string>;
 }
 
@@ -62,9 +64,14 @@ export class Key extends Construct {
     // Exactly the groups the module creates: the stream function's only with it.
     const always = [groups.api, groups.cleaner, groups.access, groups.worker].map(arnOf);
     const stream = props.createStreamFunction;
+    const authorizer = props.enableApiKeys ?? false;
     const logGroupArns =
-      typeof stream === "boolean"
-        ? [...always, ...(stream ? [arnOf(groups.stream)] : [])]
+      typeof stream === "boolean" && typeof authorizer === "boolean"
+        ? [
+            ...always,
+            ...(stream ? [arnOf(groups.stream)] : []),
+            ...(authorizer ? [arnOf(groups.authorizer)] : []),
+          ]
         : // Locals first: CDKTF renders a template inside a function's arguments wrongly.
           Token.asList(
             Fn.concat([
@@ -74,6 +81,21 @@ export class Key extends Construct {
                 [new TerraformLocal(this, "stream_log_group_arn", arnOf(groups.stream)).asString],
                 [],
               ),
+              ...(authorizer === false
+                ? []
+                : [
+                    Fn.conditional(
+                      authorizer,
+                      [
+                        new TerraformLocal(
+                          this,
+                          "authorizer_log_group_arn",
+                          arnOf(groups.authorizer),
+                        ).asString,
+                      ],
+                      [],
+                    ),
+                  ]),
             ]),
           );
     this.key = new KmsKey(this, "key", {

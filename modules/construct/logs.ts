@@ -9,6 +9,7 @@ export function logGroupNames(name: string): {
   access: string;
   worker: string;
   stream: string;
+  authorizer: string;
 } {
   return {
     api: `/aws/lambda/${name}`,
@@ -16,6 +17,7 @@ export function logGroupNames(name: string): {
     access: `/aws/apigateway/${name}-access`,
     worker: `/aws/lambda/${name}-worker`,
     stream: `/aws/lambda/${name}-stream`,
+    authorizer: `/aws/lambda/${name}-authorizer`,
   };
 }
 

@@ -9,6 +9,7 @@ import { InvalidConfigurationError } from "../../src/shared/errors";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
 import { Alarms, ALARM_THRESHOLDS, type AlarmThresholds, type FunctionLimits } from "./alarms";
 import { HttpApi } from "./api";
+import { RequestAuthorizerFunction } from "./authorizer";
 import { createCleanerTrigger } from "./cleaner";
 import { UserPool } from "./cognito";
 import { Repository } from "./ecr";
@@ -44,6 +45,7 @@ import {
   assertWholeNumber,
   isLiteral,
   MAX_RUN_LEGS,
+  API_KEY_CACHE_SECONDS,
   MEMORY_SIZE_MB,
   SNS_TOPIC_ARN_PATTERN,
   STREAM_TIMEOUT_SECONDS,
@@ -76,6 +78,8 @@ export class MemoryTable extends Construct {
     worker: CloudwatchLogGroup;
     /** With the stream function only (`count`). */
     stream: CloudwatchLogGroup;
+    /** With API keys only (`count`). */
+    authorizer: CloudwatchLogGroup;
   };
   readonly functionRole: FunctionRole;
   readonly cleanerRole: FunctionRole;
@@ -99,6 +103,8 @@ export class MemoryTable extends Construct {
   readonly graphPermissions: GraphPermissions[];
   readonly userPool: UserPool;
   readonly httpApi: HttpApi;
+  /** API keys at API Gateway: the Lambda authorizer's function and role (`count`: `enableApiKeys`). */
+  readonly requestAuthorizer: RequestAuthorizerFunction;
   readonly repository: Repository;
   readonly alarms: Alarms;
   /** The key every resource is encrypted with (created or brought). */
@@ -113,6 +119,10 @@ export class MemoryTable extends Construct {
     const createKmsKey = props.createKmsKey ?? true;
     const createCognito = props.createCognitoUserPool ?? props.jwtIssuer === undefined;
     const createStream = props.createStreamFunction ?? DEFAULTS.createStreamFunction;
+    const enableApiKeys = props.enableApiKeys ?? DEFAULTS.enableApiKeys;
+    const apiKeyCacheSeconds = numberAsString(
+      props.apiKeyCacheSeconds ?? DEFAULTS.apiKeyCacheSeconds,
+    );
     const deletionProtection = props.deletionProtection ?? true;
     const retention = props.logRetentionInDays ?? DEFAULTS.logRetentionInDays;
     const rolePath = props.rolePath ?? DEFAULTS.rolePath;
@@ -130,6 +140,7 @@ export class MemoryTable extends Construct {
         kmsKeyArn: props.kmsKeyArn,
         deletionWindowInDays: kmsKeyDeletionWindowInDays,
         createStreamFunction: createStream,
+        enableApiKeys,
         tags: tags(props.kmsKeyTags),
       },
       this.environment,
@@ -182,6 +193,15 @@ export class MemoryTable extends Construct {
         retention,
         functionTags,
         countIf(createStream),
+      ),
+      authorizer: createLogGroup(
+        this,
+        "authorizer_log_group",
+        context,
+        groups.authorizer,
+        retention,
+        functionTags,
+        countIf(enableApiKeys),
       ),
     };
     this.deadLetterQueue = createDeadLetterQueue(
@@ -339,6 +359,10 @@ export class MemoryTable extends Construct {
     const issuer = choose(createCognito, this.userPool.issuer, props.jwtIssuer ?? "");
     const audience = choose(createCognito, [this.userPool.clientId], props.jwtAudience ?? []);
     const corsAllowOrigins = props.corsAllowOrigins ?? [];
+    // A local: CDKTF renders the user pool's issuer template wrongly this deep in functions.
+    const issuerValue = isLiteral(issuer)
+      ? issuer
+      : new TerraformLocal(this, "jwt_issuer", issuer).asString;
 
     this.stream = new StreamFunction(this, "stream", {
       context,
@@ -361,11 +385,9 @@ export class MemoryTable extends Construct {
         ...runtimeEnvironment,
         [ENVIRONMENT.tenantClaim]: props.tenantClaim ?? DEFAULTS.tenantClaim,
         [ENVIRONMENT.workerFunctionName]: this.worker.function.functionName,
-        // A local: CDKTF renders the user pool's issuer template wrongly this deep in functions.
-        [ENVIRONMENT.jwtIssuer]: isLiteral(issuer)
-          ? issuer
-          : new TerraformLocal(this, "jwt_issuer", issuer).asString,
+        [ENVIRONMENT.jwtIssuer]: issuerValue,
         [ENVIRONMENT.jwtAudience]: commaJoined(audience),
+        [ENVIRONMENT.apiKeyCacheSeconds]: apiKeyCacheSeconds,
       }),
       corsAllowOrigins: props.streamCorsAllowOrigins ?? corsAllowOrigins,
       tags: functionTags,
@@ -445,6 +467,29 @@ export class MemoryTable extends Construct {
       region,
     });
 
+    this.requestAuthorizer = new RequestAuthorizerFunction(this, "request_authorizer", {
+      context,
+      create: enableApiKeys,
+      functionName: `${name}-authorizer`,
+      image,
+      role: { ...roleProps, roleName: roleName("auth") },
+      tableArn: table.arn,
+      logGroup: this.logGroups.authorizer,
+      logLevel,
+      // It runs once per API request, briefly: it never needs more than the API function's concurrency.
+      reservedConcurrentExecutions:
+        props.reservedConcurrentExecutions ?? DEFAULTS.reservedConcurrentExecutions,
+      // What image/authorizer.ts reads: the table, and who may call (the JWT authorizer's issuer and audiences).
+      environment: {
+        [ENVIRONMENT.tableName]: table.name,
+        [ENVIRONMENT.logLevel]: logLevel,
+        [ENVIRONMENT.tenantClaim]: props.tenantClaim ?? DEFAULTS.tenantClaim,
+        [ENVIRONMENT.jwtIssuer]: issuerValue,
+        [ENVIRONMENT.jwtAudience]: commaJoined(audience),
+        [ENVIRONMENT.apiKeyCacheSeconds]: apiKeyCacheSeconds,
+      },
+      tags: functionTags,
+    });
     this.httpApi = new HttpApi(this, "http_api", {
       name,
       target: {
@@ -459,6 +504,11 @@ export class MemoryTable extends Construct {
       throttlingRateLimit: props.throttlingRateLimit ?? DEFAULTS.throttlingRateLimit,
       accessLogGroup: this.logGroups.access,
       tags: tags(props.apiTags),
+      lambdaAuthorizer: {
+        create: enableApiKeys,
+        functionName: this.requestAuthorizer.functionName,
+        invokeArn: this.requestAuthorizer.invokeArn,
+      },
     });
     this.repository = new Repository(this, "repository", {
       name,
@@ -617,6 +667,7 @@ function assertWorker(props: MemoryTableProps): void {
     " seconds",
   );
   assertWholeNumber("max_run_legs", props.maxRunLegs, MAX_RUN_LEGS);
+  assertWholeNumber("api_key_cache_seconds", props.apiKeyCacheSeconds, API_KEY_CACHE_SECONDS);
   assertRecoverySweepSchedule(props.recoverySweepSchedule);
   assertWebhookHosts(props.webhookAllowedHosts);
 }

@@ -47,6 +47,8 @@ export interface FunctionPolicyInput {
   itemActions: readonly string[];
   /** Where they apply: the table, plus its indexes for a function that queries them. */
   itemResources: string[];
+  /** Only items whose partition key is like one of these (`dynamodb:LeadingKeys`, `*` wildcards). */
+  itemLeadingKeys?: string[];
   /** Only the cleaner reads the stream. */
   streamArn?: string;
   kmsKeyArn: string;
@@ -127,6 +129,15 @@ export function functionPolicy(input: FunctionPolicyInput): PolicyDocument {
       Effect: "Allow",
       Action: [...input.itemActions],
       Resource: input.itemResources,
+      // `ForAllValues` holds when the key is absent, hence the `Null` guard (as in tenantPolicy).
+      ...(input.itemLeadingKeys === undefined
+        ? {}
+        : {
+            Condition: {
+              "ForAllValues:StringLike": { "dynamodb:LeadingKeys": input.itemLeadingKeys },
+              Null: { "dynamodb:LeadingKeys": "false" },
+            },
+          }),
     },
   ];
   if (input.streamArn !== undefined) {

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_RUN_LEGS } from "../../src/runtime/config";
+import { DEFAULT_API_KEY_CACHE_SECONDS, DEFAULT_MAX_RUN_LEGS } from "../../src/runtime/config";
 import { IMAGE_HANDLERS } from "../../src/runtime/environment";
 import {
   DEFAULT_DEADLINE_MARGIN_MS,
@@ -69,6 +69,15 @@ export interface MemoryTableProps {
   readonly streamMemorySize?: number;
   /** Requests the stream function serves at once, each open stream holding one (default 50). */
   readonly streamReservedConcurrentExecutions?: number;
+  /**
+   * Accept API keys (`X-Api-Key`, created with `npm run api-key`) at API Gateway next to JWTs: every route goes
+   * behind a Lambda REQUEST authorizer (`authorizer.handler`) that checks either credential, instead of the JWT
+   * authorizer. Costs one authorizer invocation per API request (API Gateway cannot cache it). Default false. The
+   * stream function checks API keys itself either way.
+   */
+  readonly enableApiKeys?: Flag;
+  /** Seconds a container reuses an API key's verdict: how long a revocation may take (0 to 3600, default 60). */
+  readonly apiKeyCacheSeconds?: number;
   /** Origins allowed by the function URL's CORS (default: `corsAllowOrigins`). Never `*`. */
   readonly streamCorsAllowOrigins?: string[];
   /** Hosts (`host` or `host:port`, lowercase) run webhooks may be posted to over https (default none). */
@@ -202,6 +211,8 @@ export const DEFAULTS = {
   cleanerReservedConcurrentExecutions: 2,
   aliasName: "live",
   provisionedConcurrentExecutions: 0,
+  enableApiKeys: false,
+  apiKeyCacheSeconds: DEFAULT_API_KEY_CACHE_SECONDS,
 } as const;
 
 /** Where the module's pieces meet: what one part created and another uses. */

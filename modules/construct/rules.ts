@@ -36,6 +36,8 @@ export const ASYNC_EVENT_AGE_SECONDS = { min: 60, max: 21600 } as const;
 
 /** Legs of one background run: MAX_RUN_LEGS as the runtime accepts it (src/runtime/config.ts). */
 export const MAX_RUN_LEGS = { min: 1, max: 999 } as const;
+/** API_KEY_CACHE_SECONDS as the runtime accepts it (src/runtime/config.ts). */
+export const API_KEY_CACHE_SECONDS = { min: 0, max: 3600 } as const;
 
 /**
  * A host run webhooks may be posted to: `host` or `host:port`, lowercase, as the runtime reads
@@ -153,7 +155,13 @@ export const CORS_ORIGIN_PATTERN =
  * `x-dynamodb-throttles` is both x's table alarm and x-dynamodb's throttles alarm). A test derives this list from
  * the synthesized module's names, so it cannot fall behind a new resource.
  */
-export const RESERVED_NAME_ENDINGS = ["-cleaner", "-dynamodb", "-stream", "-worker"] as const;
+export const RESERVED_NAME_ENDINGS = [
+  "-authorizer",
+  "-cleaner",
+  "-dynamodb",
+  "-stream",
+  "-worker",
+] as const;
 export const RESERVED_NAME_ENDING_PATTERN = `(${RESERVED_NAME_ENDINGS.join("|")})$`;
 export const RESERVED_NAME_ENDING_RULE = `a name not ending in ${RESERVED_NAME_ENDINGS.join(", ")} (another instance's resources use those names: x-worker would collide with instance x's worker)`;
 

@@ -38,6 +38,8 @@ export interface RuntimeConfig {
   langsmithTracing: boolean;
   /** JWT_ISSUER and JWT_AUDIENCE: who may call the function URL (both set, or neither). */
   jwt: { issuer: string; audiences: string[] } | undefined;
+  /** API_KEY_CACHE_SECONDS: how long a container reuses an API key's verdict (default 60, 0 to 3600). */
+  apiKeyCacheSeconds: number;
   /**
    * LANGGRAPH_CONFIG: the default config and context of each graph's system assistant, by graph id, as LangGraph
    * Server reads it; undefined when the variable is not set.
@@ -74,6 +76,7 @@ export function readRuntimeConfig(env: Environment): RuntimeConfig {
     webhookAllowedHosts: readWebhookHosts(env),
     webhookSigningKey: readWebhookSigningKey(env),
     jwt: readJwt(env),
+    apiKeyCacheSeconds: readApiKeyCacheSeconds(env),
     langsmithTracing: TRACING_SWITCHES.some(
       (name) => optional(env, name)?.toLowerCase() === "true",
     ),
@@ -253,6 +256,21 @@ function readMaxRunLegs(env: Environment): number {
     throw new InvalidConfigurationError(
       ENVIRONMENT.maxRunLegs,
       `expected a whole number of legs from 1 to 999, got ${JSON.stringify(value)}`,
+    );
+  }
+  return Number(value);
+}
+
+/** A revocation reaches a warm container within this many seconds by default. */
+export const DEFAULT_API_KEY_CACHE_SECONDS = 60;
+
+function readApiKeyCacheSeconds(env: Environment): number {
+  const value = optional(env, ENVIRONMENT.apiKeyCacheSeconds);
+  if (value === undefined) return DEFAULT_API_KEY_CACHE_SECONDS;
+  if (!/^\d{1,4}$/.test(value) || Number(value) > 3600) {
+    throw new InvalidConfigurationError(
+      ENVIRONMENT.apiKeyCacheSeconds,
+      `expected a whole number of seconds from 0 to 3600, got ${JSON.stringify(value)}`,
     );
   }
   return Number(value);

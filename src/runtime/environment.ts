@@ -34,6 +34,11 @@ export const ENVIRONMENT = {
   jwtIssuer: "JWT_ISSUER",
   /** Comma-separated audiences (`aud`, or Cognito's `client_id`) accepted with JWT_ISSUER. */
   jwtAudience: "JWT_AUDIENCE",
+  /**
+   * Seconds a container reuses an API key's verdict before reading its record again (default 60): how long a
+   * revocation may take to reach a warm container, against one GetItem per key per container per period.
+   */
+  apiKeyCacheSeconds: "API_KEY_CACHE_SECONDS",
 } as const;
 
 /**
@@ -70,4 +75,6 @@ export const IMAGE_HANDLERS = {
   worker: "worker.handler",
   /** The whole API from a function URL in RESPONSE_STREAM mode: streamed runs, up to the function's timeout. */
   stream: "stream.handler",
+  /** API Gateway's Lambda REQUEST authorizer: a JWT or an API key (`X-Api-Key`) to the caller's tenant. */
+  authorizer: "authorizer.handler",
 } as const;

@@ -2,7 +2,9 @@ import type { JWTPayload } from "jose";
 import { InvalidConfigurationError } from "../shared/errors";
 import type { HandlerOptions } from "./assembly";
 import { readRuntimeConfig } from "./config";
-import { presentedToken } from "./credentials";
+import type { ApiKeyIdentity, ApiKeyVerifier } from "./auth/api-keys";
+import type { AuthorizerContext } from "./auth/authorizer";
+import { presentedCredential } from "./credentials";
 import { createHandler } from "./handler";
 import type { HttpEvent, HttpResult } from "./http/http";
 import { createJwtVerifier, type JwtVerifierOptions } from "./http/jwt-verifier";
@@ -37,6 +39,11 @@ export interface FunctionUrlOptions extends HandlerOptions {
   jwt?: JwtVerifierOptions;
   /** Default: the Lambda runtime's `awslambda.HttpResponseStream.from`. */
   withHttpMetadata?: WithHttpMetadata;
+  /**
+   * Verifies API keys (`X-Api-Key: mt_…`). Default: one on the table (TABLE_NAME) with the environment's
+   * API_KEY_CACHE_SECONDS; without a table, or `false`, API keys are refused.
+   */
+  apiKeys?: ApiKeyVerifier | false;
 }
 
 /**
@@ -57,13 +64,36 @@ export function createFunctionUrlHandler(options: FunctionUrlOptions): Streaming
     );
   }
   const verify = createJwtVerifier(jwt);
+  const tableName = options.tableName ?? environment.tableName;
+  const verifyApiKey =
+    options.apiKeys === false
+      ? undefined
+      : (options.apiKeys ??
+        (tableName === undefined
+          ? undefined
+          : loadTableApiKeys().openApiKeyVerifier({
+              tableName,
+              client: options.dynamodbClient,
+              endpoint: environment.dynamodbEndpoint,
+              cacheSeconds: environment.apiKeyCacheSeconds,
+            })));
   const handler = createHandler({ ...options, environment });
   return async (event, responseStream, context) => {
     const withMetadata = options.withHttpMetadata ?? runtimeHttpMetadata();
-    const token = presentedToken(header(event, "authorization"), header(event, "x-api-key"));
-    // The verifier reads an Authorization header: a token sent as X-Api-Key is verified exactly as a bearer one.
-    const claims = token === undefined ? undefined : await verify(`Bearer ${token}`);
-    const result = claims ? await handler.open(authorized(event, claims), context) : unauthorized();
+    const credential = presentedCredential(
+      header(event, "authorization"),
+      header(event, "x-api-key"),
+    );
+    let authorizedEvent: HttpEvent | undefined;
+    if (credential?.kind === "api-key") {
+      const identity = verifyApiKey ? await verifyApiKey(credential.key) : undefined;
+      if (identity) authorizedEvent = authorizedByKey(event, identity);
+    } else if (credential) {
+      // The verifier reads an Authorization header: a token sent as X-Api-Key is verified exactly as a bearer one.
+      const claims = await verify(`Bearer ${credential.token}`);
+      if (claims) authorizedEvent = authorized(event, claims);
+    }
+    const result = authorizedEvent ? await handler.open(authorizedEvent, context) : unauthorized();
     const body = withMetadata(responseStream, {
       statusCode: result.statusCode,
       headers: result.headers,
@@ -116,6 +146,29 @@ function authorized(event: FunctionUrlEvent, claims: JWTPayload): HttpEvent {
       authorizer: { principalId: "", integrationLatency: 0, jwt: { claims, scopes: [] } },
     },
   } as unknown as HttpEvent;
+}
+
+/** The event as the Lambda authorizer (auth/authorizer.ts) hands on an API key's identity: `authorizer.lambda`. */
+function authorizedByKey(event: FunctionUrlEvent, identity: ApiKeyIdentity): HttpEvent {
+  const context: AuthorizerContext = {
+    tenant_id: identity.tenantId,
+    subject: identity.subject,
+    credential: "api-key",
+  };
+  return {
+    ...event,
+    requestContext: {
+      ...event.requestContext,
+      stage: event.requestContext.stage ?? "$default",
+      authorizer: { principalId: "", integrationLatency: 0, lambda: context },
+    },
+  } as unknown as HttpEvent;
+}
+
+/** Loaded on demand: a function URL without a table never loads the DynamoDB client for API keys. */
+function loadTableApiKeys(): typeof import("./auth/table-api-keys") {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- on-demand loading, see above
+  return require("./auth/table-api-keys");
 }
 
 function unauthorized(): HttpResult {

@@ -216,11 +216,20 @@ function routePath(event: HttpEvent): string {
 }
 
 /**
- * The tenant, from the verified claims only: absent (or empty) is 401; anything but a well-formed string id is
- * 403. A claim is never coerced: a `null` or `42` claim is no tenant, never the tenant "null" or "42".
+ * The tenant, from what an authorizer verified only: API Gateway's JWT authorizer's claims, or the `tenant_id` a
+ * Lambda authorizer (JWT or API key, auth/authorizer.ts) resolved. Absent (or empty) is 401; anything but a
+ * well-formed string id is 403. A claim is never coerced: a `null` or `42` claim is no tenant, never the tenant
+ * "null" or "42".
  */
 function tenantFrom(event: HttpEvent, claim: string): string {
-  const claims: Record<string, unknown> = event.requestContext?.authorizer?.jwt?.claims ?? {};
+  const authorizer = event.requestContext?.authorizer as
+    | (NonNullable<HttpEvent["requestContext"]["authorizer"]> & {
+        lambda?: Record<string, unknown>;
+      })
+    | undefined;
+  const claims: Record<string, unknown> = authorizer?.lambda
+    ? { [claim]: authorizer.lambda.tenant_id }
+    : (authorizer?.jwt?.claims ?? {});
   const value = Object.hasOwn(claims, claim) ? claims[claim] : undefined;
   if (value === undefined || value === null || value === "") {
     throw new MissingTenantClaimError();

@@ -351,3 +351,31 @@ export const RUN_EVENT_ITEM_ATTRIBUTES = {
   /** This part's bytes of the event's UTF-8 JSON data. */
   data: "d",
 } as const;
+
+/**
+ * Attribute names of API key items (see keys.ts): the lookup item (`pk = #api-key#<key id>`, `sk = k`), the one
+ * an authorizer reads, and the tenant's listing item (`pk = <tenant>##api-keys`, `sk = k#<key id>`), a copy of
+ * its state without the hash for `list`. Only the SHA-256 of the key is stored, never the key. The requests are
+ * in api-key-items.ts.
+ *
+ * | attribute | on      | holds                                                                          |
+ * |-----------|---------|--------------------------------------------------------------------------------|
+ * | `h`       | lookup  | SHA-256 of the whole key, hex                                                  |
+ * | `t`       | lookup  | the tenant the key acts for                                                    |
+ * | `id`      | listing | the key id                                                                     |
+ * | `s`       | both    | the subject (who the key stands for inside the tenant)                        |
+ * | `ca`      | both    | creation time, epoch milliseconds                                              |
+ * | `xa`      | both    | expiry, epoch milliseconds: refused from then on                               |
+ * | `ra`      | both    | revocation time, epoch milliseconds (absent: not revoked)                      |
+ * | `ttl`     | both    | epoch seconds DynamoDB removes the item at: a week after the expiry            |
+ */
+export const API_KEY_ITEM_ATTRIBUTES = {
+  hash: "h",
+  tenant: "t",
+  keyId: "id",
+  subject: "s",
+  createdAt: "ca",
+  expiresAt: "xa",
+  revokedAt: "ra",
+  ttl: TTL_ATTRIBUTE,
+} as const;

@@ -23,3 +23,9 @@ export const DYNAMODB_STREAM_ACTIONS = [
  * the base table for a thread's items and deletes them in batches, nothing else.
  */
 export const DYNAMODB_CLEANER_ACTIONS = ["dynamodb:BatchWriteItem", "dynamodb:Query"] as const;
+
+/**
+ * Exactly the item action the API Gateway authorizer sends (image/authorizer.ts): GetItem of an API key's lookup
+ * item. The module grants it on those items only (`dynamodb:LeadingKeys` like `#api-key#*`).
+ */
+export const DYNAMODB_AUTHORIZER_ACTIONS = ["dynamodb:GetItem"] as const;

@@ -351,6 +351,46 @@ function assertSequence(sequence: string): string {
   return sequence;
 }
 
+// ---------------------------------------------------------------- API keys
+
+/**
+ * Prefix of the partition of an API key's lookup item: `#api-key#<key id>`, sort key `k`. The one partition that
+ * does not start with a tenant: an authorizer holding only the presented key must find its record in one
+ * GetItem, and the key names its tenant only through that record. A tenant id never contains `#` and is never
+ * empty, so no tenant's partition can start with `#`; IAM can grant exactly these items (`dynamodb:LeadingKeys`
+ * like `#api-key#*`).
+ */
+export const API_KEY_LOOKUP_PREFIX = "#api-key#";
+export const API_KEY_LOOKUP_SK = "k";
+/** Sort-key prefix of a tenant's API key listing items (`<tenant>##api-keys`, `sk = k#<key id>`). */
+export const API_KEY_LISTING_PREFIX = "k#";
+
+/** Key ids are minted by the runtime (lowercase hex): anything else is no key of ours. */
+function assertApiKeyId(keyId: string): string {
+  if (!/^[0-9a-f]{16,64}$/.test(keyId)) {
+    throw new RangeError(`Invalid API key id: ${JSON.stringify(keyId)}`);
+  }
+  return keyId;
+}
+
+/** The lookup item of an API key, found from the presented key alone. */
+export function apiKeyLookupKey(keyId: string): { pk: string; sk: string } {
+  return { pk: `${API_KEY_LOOKUP_PREFIX}${assertApiKeyId(keyId)}`, sk: API_KEY_LOOKUP_SK };
+}
+
+/** The partition of a tenant's API key listing items: `<tenant>##api-keys`. */
+export function apiKeysPartitionKey(tenantId: string): string {
+  return tenantPartitionKey(tenantId, "api-keys");
+}
+
+/** A tenant's listing item of one key (what `list` reads, by a Query on the tenant's partition). */
+export function apiKeyListingKey(tenantId: string, keyId: string): { pk: string; sk: string } {
+  return {
+    pk: apiKeysPartitionKey(tenantId),
+    sk: `${API_KEY_LISTING_PREFIX}${assertApiKeyId(keyId)}`,
+  };
+}
+
 // ---------------------------------------------------------------- the long-term memory store
 
 /**

@@ -65,6 +65,8 @@ const NOT_RUN_SCRIPTS: Record<string, string> = {
   lint: "ESLint and Prettier over the whole tree take minutes",
   typecheck: "test/lint/typecheck.test.ts runs the same check",
   format: "it rewrites files",
+  "api-key":
+    "it writes a deployed table (test/runtime/api-keys.test.ts runs it against DynamoDB Local)",
 };
 
 const CHECKS: CommandCheck[] = [

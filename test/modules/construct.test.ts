@@ -28,6 +28,15 @@ import { STREAM_HANDLER } from "../../modules/construct/stream";
 import { RECOVERY_SWEEP_KIND } from "../../src/shared/worker-events";
 
 /** The message a construct throws, or "" when it builds. */
+/** The JWT authorizer (the Lambda authorizer for API keys is the other one). */
+function jwtAuthorizer(synthesized: Synthesized) {
+  return onlyResource(
+    synthesized,
+    "aws_apigatewayv2_authorizer",
+    (authorizer) => authorizer.authorizer_type === "JWT",
+  );
+}
+
 function errorOf(create: () => unknown): string {
   try {
     create();
@@ -186,6 +195,7 @@ describe("MemoryTable construct (synth)", () => {
       [ENVIRONMENT.jwtIssuer]: expect.stringMatching(/^\$\{local\.[A-Za-z0-9_]+\}$/),
       // The created app client, the one audience.
       [ENVIRONMENT.jwtAudience]: `\${one(aws_cognito_user_pool_client.${clientName}[*].id)}`,
+      [ENVIRONMENT.apiKeyCacheSeconds]: "60",
     });
     const local = /local\.([A-Za-z0-9_]+)/.exec(streamVariables[ENVIRONMENT.jwtIssuer]!)![1]!;
     expect(issuerLocal[local]).toBe(
@@ -194,7 +204,7 @@ describe("MemoryTable construct (synth)", () => {
     // The same issuer as the authorizer's.
     expect(
       (
-        onlyResource(synthesized, "aws_apigatewayv2_authorizer")[1].jwt_configuration as {
+        jwtAuthorizer(synthesized)[1].jwt_configuration as {
           issuer: string;
         }
       ).issuer,
@@ -269,7 +279,7 @@ describe("MemoryTable construct (synth)", () => {
     expect(client.read_attributes).toContain("custom:tenant_id");
     expect(client.write_attributes).not.toContain("custom:tenant_id");
     expect(client.write_attributes).not.toEqual([]);
-    const [, authorizer] = onlyResource(synthesized, "aws_apigatewayv2_authorizer");
+    const [, authorizer] = jwtAuthorizer(synthesized);
     expect(authorizer.jwt_configuration).toEqual({
       issuer: expect.stringMatching(/^https:\/\/cognito-idp\..*aws_cognito_user_pool\./),
       audience: [`\${one(aws_cognito_user_pool_client.${clientName}[*].id)}`],
@@ -282,7 +292,7 @@ describe("MemoryTable construct (synth)", () => {
     );
     expect(onlyResource(synthesized, "aws_cognito_user_pool")[1].count).toBe(0);
     expect(onlyResource(synthesized, "aws_cognito_user_pool_client")[1].count).toBe(0);
-    expect(onlyResource(synthesized, "aws_apigatewayv2_authorizer")[1].jwt_configuration).toEqual({
+    expect(jwtAuthorizer(synthesized)[1].jwt_configuration).toEqual({
       issuer: "https://issuer.example.com/",
       audience: ["agents-api"],
     });
@@ -318,7 +328,7 @@ describe("MemoryTable construct (synth)", () => {
     const [regionName] = Object.keys(synthesized.data!.aws_region!);
     const names = resourcesOf(synthesized, "aws_iam_role").map(([, role]) => role.name);
     expect(names.sort()).toEqual(
-      ["cleaner", "function", "stream", "tenant", "worker"].map(
+      ["auth", "cleaner", "function", "stream", "tenant", "worker"].map(
         (role) => `agents-${role}-\${data.aws_region.${regionName}.id}`,
       ),
     );
@@ -483,7 +493,7 @@ describe("MemoryTable construct (synth)", () => {
     [
       // The stream function's issuer is the module's to set, from secrets neither.
       { secrets: { JWT_ISSUER: "arn:aws:ssm:eu-west-1:123456789012:parameter/x" } },
-      /^Invalid secrets: expected names that are neither Lambda's .* nor the module's own \(.*JWT_ISSUER, JWT_AUDIENCE\)/,
+      /^Invalid secrets: expected names that are neither Lambda's .* nor the module's own \(.*JWT_ISSUER, JWT_AUDIENCE, API_KEY_CACHE_SECONDS\)/,
     ],
     [
       { secrets: { AWS_SESSION_TOKEN: "arn:aws:ssm:eu-west-1:123456789012:parameter/x" } },
@@ -828,7 +838,9 @@ describe("MemoryTable construct: what a graph needs, alarms, published versions 
       onlyResource(
         synthesized,
         "aws_lambda_permission",
-        (permission) => permission.principal === "apigateway.amazonaws.com",
+        (permission) =>
+          permission.principal === "apigateway.amazonaws.com" &&
+          permission.statement_id === "AllowThisHttpApi",
       )[1];
     expect(apiPermission(plain).qualifier).toBeUndefined();
 
@@ -1418,7 +1430,7 @@ describe("MemoryTable construct: the stream function (synth)", () => {
       issuer: "https://issuer.example.com/",
       audiences: ["web", "mobile"],
     });
-    expect(onlyResource(synthesized, "aws_apigatewayv2_authorizer")[1].jwt_configuration).toEqual({
+    expect(jwtAuthorizer(synthesized)[1].jwt_configuration).toEqual({
       issuer: "https://issuer.example.com/",
       audience: ["web", "mobile"],
     });
@@ -1598,7 +1610,7 @@ describe("MemoryTable construct: functions in a VPC (synth)", () => {
       build({ vpcSubnetIds: subnets, vpcSecurityGroupIds: groups }).stack,
     );
     const functions = resourcesOf(synthesized, "aws_lambda_function");
-    expect(functions).toHaveLength(4);
+    expect(functions).toHaveLength(5);
     for (const [, fn] of functions) {
       expect(fn.vpc_config).toEqual({ subnet_ids: subnets, security_group_ids: groups });
       expect(fn.depends_on).toEqual(
@@ -1608,8 +1620,8 @@ describe("MemoryTable construct: functions in a VPC (synth)", () => {
     const vpcPolicies = resourcesOf(synthesized, "aws_iam_role_policy").filter(
       ([, policy]) => policy.name === "memory-table-vpc",
     );
-    expect(vpcPolicies).toHaveLength(4);
-    expect(new Set(vpcPolicies.map(([, policy]) => policy.role)).size).toBe(4);
+    expect(vpcPolicies).toHaveLength(5);
+    expect(new Set(vpcPolicies.map(([, policy]) => policy.role)).size).toBe(5);
     expect(String(vpcPolicies[0]![1].policy)).toContain(":*:subnet/subnet-89abcdef");
 
     const without = synthesize(build().stack);
@@ -1622,5 +1634,60 @@ describe("MemoryTable construct: functions in a VPC (synth)", () => {
         ([, policy]) => policy.name === "memory-table-vpc",
       ),
     ).toEqual([]);
+  });
+});
+
+describe("MemoryTable construct: API keys (synth)", () => {
+  it("is off by default: every route behind the JWT authorizer, no authorizer function", () => {
+    const synthesized = synthesize(build().stack);
+    expect(
+      onlyResource(synthesized, "aws_lambda_function", (fn) =>
+        JSON.stringify(fn.image_config).includes(IMAGE_HANDLERS.authorizer),
+      )[1].count,
+    ).toBe(0);
+    for (const [, route] of resourcesOf(synthesized, "aws_apigatewayv2_route")) {
+      expect(route.authorization_type).toBe("JWT");
+    }
+  });
+
+  it("with enableApiKeys puts every route behind the Lambda authorizer, its role reading API key items only", () => {
+    const synthesized = synthesize(
+      build({
+        enableApiKeys: true,
+        apiKeyCacheSeconds: 30,
+        corsAllowOrigins: ["https://app.example.com"],
+      }).stack,
+    );
+    // The security bar checks the authorizer, its role (GetItem on #api-key#* only) and every route.
+    expectSecurityBar(synthesized);
+    const [, fn] = onlyResource(synthesized, "aws_lambda_function", (config) =>
+      JSON.stringify(config.image_config).includes(IMAGE_HANDLERS.authorizer),
+    );
+    expect(fn).toMatchObject({ count: 1, memory_size: 256, timeout: 10 });
+    expect((fn.environment as { variables: Record<string, string> }).variables).toMatchObject({
+      [ENVIRONMENT.apiKeyCacheSeconds]: "30",
+    });
+    for (const [, route] of resourcesOf(synthesized, "aws_apigatewayv2_route")) {
+      expect(route.authorization_type).toBe("CUSTOM");
+    }
+    // Browsers may send the key cross-origin, to the API and to the stream URL.
+    expect(onlyResource(synthesized, "aws_apigatewayv2_api")[1].cors_configuration).toMatchObject({
+      allow_headers: expect.arrayContaining(["authorization", "x-api-key"]),
+    });
+    expect(onlyResource(synthesized, "aws_lambda_function_url")[1].cors).toMatchObject({
+      allow_headers: expect.arrayContaining(["authorization", "x-api-key"]),
+    });
+  });
+
+  it("rejects an API key cache period the runtime would refuse", () => {
+    const stack = new TerraformStack(Testing.app({ outdir: outdir() }), "test");
+    expect(
+      () =>
+        new MemoryTable(stack, "agents", {
+          name: "agents",
+          imageUri: IMAGE_URI,
+          apiKeyCacheSeconds: 7200,
+        }),
+    ).toThrow(/^Invalid api_key_cache_seconds/);
   });
 });

@@ -97,7 +97,9 @@ describe("instance names that cannot collide (synth)", () => {
           imageUri: `123456789012.dkr.ecr.eu-west-1.amazonaws.com/memory-table@sha256:${"0".repeat(64)}`,
         });
       expect(create).toThrow(InvalidConfigurationError);
-      expect(create).toThrow(/^Invalid name: expected a name not ending in -cleaner, -dynamodb/);
+      expect(create).toThrow(
+        /^Invalid name: expected a name not ending in -authorizer, -cleaner, -dynamodb/,
+      );
     },
   );
 });

@@ -1,7 +1,11 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import ts from "typescript";
-import { DYNAMODB_CLEANER_ACTIONS, DYNAMODB_ITEM_ACTIONS } from "../../src/table/iam-actions";
+import {
+  DYNAMODB_AUTHORIZER_ACTIONS,
+  DYNAMODB_CLEANER_ACTIONS,
+  DYNAMODB_ITEM_ACTIONS,
+} from "../../src/table/iam-actions";
 import { ROUTE_HANDLERS } from "../../src/runtime/handler";
 import { ROUTES } from "../../src/runtime/http/routes";
 
@@ -37,6 +41,12 @@ describe("the runtime's contracts with the infrastructure", () => {
   it("grants the API function exactly what its code (image/index.ts handler) sends", () => {
     expect(actionsReachableFrom(join(ROOT, "image/index.ts"), "handler")).toEqual(
       [...DYNAMODB_ITEM_ACTIONS].sort(),
+    );
+  });
+
+  it("grants the authorizer exactly what its code (image/authorizer.ts handler) sends", () => {
+    expect(actionsReachableFrom(join(ROOT, "image/authorizer.ts"), "handler")).toEqual(
+      [...DYNAMODB_AUTHORIZER_ACTIONS].sort(),
     );
   });
 

@@ -1,4 +1,5 @@
 import {
+  DYNAMODB_AUTHORIZER_ACTIONS,
   DYNAMODB_CLEANER_ACTIONS,
   DYNAMODB_ITEM_ACTIONS,
   DYNAMODB_STREAM_ACTIONS,
@@ -121,12 +122,16 @@ function referencedName(reference: string, type: string): string {
 function logGroupArnsIn(value: unknown, synthesized: Synthesized): string[] {
   if (Array.isArray(value)) return value as string[];
   const match =
-    /^\$\{concat\(local\.([A-Za-z0-9_]+), var\.create_stream_function \? \[local\.([A-Za-z0-9_]+)\] : \[\]\)\}$/.exec(
+    /^\$\{concat\(local\.([A-Za-z0-9_]+), var\.create_stream_function \? \[local\.([A-Za-z0-9_]+)\] : \[\](?:, var\.enable_api_keys \? \[local\.([A-Za-z0-9_]+)\] : \[\])?\)\}$/.exec(
       String(value),
     );
   if (!match) throw new Error(`Unexpected log group ARNs in the key policy: ${String(value)}`);
   const locals = (synthesized as unknown as { locals: Record<string, unknown> }).locals;
-  return [...(locals[match[1]!] as string[]), locals[match[2]!] as string];
+  return [
+    ...(locals[match[1]!] as string[]),
+    locals[match[2]!] as string,
+    ...(match[3] === undefined ? [] : [locals[match[3]] as string]),
+  ];
 }
 
 export function expectSecurityBar(synthesized: Synthesized): void {
@@ -174,8 +179,8 @@ export function expectSecurityBar(synthesized: Synthesized): void {
   );
   // Log groups: retention and the key.
   const logGroups = resourcesOf(synthesized, "aws_cloudwatch_log_group");
-  // The API function's, the worker's, the stream function's, the cleaner's, the access logs'.
-  expect(logGroups).toHaveLength(5);
+  // The API function's, the worker's, the stream function's, the authorizer's, the cleaner's, the access logs'.
+  expect(logGroups).toHaveLength(6);
   // The key serves exactly the groups the module creates: same names, in this partition, region and account.
   const [regionSource] = Object.keys(synthesized.data?.aws_region ?? {});
   const [partitionSource] = Object.keys(synthesized.data?.aws_partition ?? {});
@@ -215,7 +220,7 @@ export function expectSecurityBar(synthesized: Synthesized): void {
   // exactly the documented exceptions (no VPC, no code signing, no dead-letter queue: the API function and the
   // cleaner are invoked synchronously, the worker has an on-failure destination instead).
   const functions = resourcesOf(synthesized, "aws_lambda_function");
-  expect(functions).toHaveLength(4);
+  expect(functions).toHaveLength(5);
   for (const [exception, holds] of Object.entries(EXCEPTION_CHECKS)) {
     expect({ exception, holds: holds(synthesized) }).toEqual({ exception, holds: true });
   }
@@ -240,8 +245,16 @@ export function expectSecurityBar(synthesized: Synthesized): void {
     (fn) =>
       !runs(IMAGE_HANDLERS.cleaner)(fn) &&
       !runs(IMAGE_HANDLERS.worker)(fn) &&
-      !runs(STREAM_HANDLER)(fn),
+      !runs(STREAM_HANDLER)(fn) &&
+      !runs(IMAGE_HANDLERS.authorizer)(fn),
   );
+  const [authorizerFunctionName, authorizerFunction] = onlyResource(
+    synthesized,
+    "aws_lambda_function",
+    runs(IMAGE_HANDLERS.authorizer),
+  );
+  expect(commandOf(authorizerFunction)).toEqual([IMAGE_HANDLERS.authorizer]);
+  expect(authorizerFunction.image_uri).toBe(apiFunction.image_uri);
   const [streamName, stream] = onlyResource(
     synthesized,
     "aws_lambda_function",
@@ -296,6 +309,19 @@ export function expectSecurityBar(synthesized: Synthesized): void {
   // The API and stream functions name the worker by reference: they are created once the worker exists.
   expect(variablesOf(apiFunction)).toContain(`aws_lambda_function.${workerName}.function_name`);
   expect(variablesOf(stream)).toContain(`aws_lambda_function.${workerName}.function_name`);
+  // The authorizer: the table (API key records), who may call with a JWT, and nothing of the graphs.
+  expect(
+    Object.keys((authorizerFunction.environment as { variables: object }).variables).sort(),
+  ).toEqual(
+    [
+      ENVIRONMENT.tableName,
+      ENVIRONMENT.logLevel,
+      ENVIRONMENT.tenantClaim,
+      ENVIRONMENT.jwtIssuer,
+      ENVIRONMENT.jwtAudience,
+      ENVIRONMENT.apiKeyCacheSeconds,
+    ].sort(),
+  );
   // The cleaner runs no graph and hands nothing over.
   expect(variablesOf(cleaner)).not.toContain(ENVIRONMENT.workerFunctionName);
 
@@ -375,6 +401,13 @@ export function expectSecurityBar(synthesized: Synthesized): void {
         "aws_cloudwatch_log_group",
       ),
     },
+    authorizer: {
+      role: referenced(authorizerFunction.role, "aws_iam_role"),
+      logGroup: referenced(
+        (authorizerFunction.logging_config as { log_group: string }).log_group,
+        "aws_cloudwatch_log_group",
+      ),
+    },
   };
   const roleId = (role: string) => refTo(synthesized, "aws_iam_role", role, "id");
   for (const [kind, { role, logGroup }] of Object.entries(roles)) {
@@ -398,7 +431,9 @@ export function expectSecurityBar(synthesized: Synthesized): void {
       DynamoDBItems:
         kind === "cleaner"
           ? [[...DYNAMODB_CLEANER_ACTIONS], [tableArn]]
-          : [[...DYNAMODB_ITEM_ACTIONS], [tableArn, ...indexArns]],
+          : kind === "authorizer"
+            ? [[...DYNAMODB_AUTHORIZER_ACTIONS], [tableArn]]
+            : [[...DYNAMODB_ITEM_ACTIONS], [tableArn, ...indexArns]],
       KmsThroughServices: [["kms:Decrypt", "kms:GenerateDataKey"], [keyArn]],
       OwnLogGroup: [
         ["logs:CreateLogStream", "logs:PutLogEvents"],
@@ -410,6 +445,12 @@ export function expectSecurityBar(synthesized: Synthesized): void {
       expected.DynamoDBStream = [[...DYNAMODB_STREAM_ACTIONS], [streamArn]];
       // The mapping sends the batches it gives up on with the cleaner's role; the API function sends nothing.
       expected.FailureDestination = [["sqs:SendMessage"], [queueArn]];
+    } else if (kind === "authorizer") {
+      // API key lookup items only: no tenant's partition, no listing, no index.
+      expect(statements.DynamoDBItems!.Condition).toEqual({
+        "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["#api-key#*"] },
+        Null: { "dynamodb:LeadingKeys": "false" },
+      });
     } else {
       // The API function hands runs to the worker, the worker its runs' next legs to itself: that one function.
       expected.InvokeWorker = [["lambda:InvokeFunction"], [workerArn]];
@@ -436,7 +477,9 @@ export function expectSecurityBar(synthesized: Synthesized): void {
     }
     // Synchronously invoked functions send to no queue.
     const services =
-      kind === "api" || kind === "stream" ? ["dynamodb", "lambda"] : ["dynamodb", "sqs", "lambda"];
+      kind === "api" || kind === "stream" || kind === "authorizer"
+        ? ["dynamodb", "lambda"]
+        : ["dynamodb", "sqs", "lambda"];
     expect(statements.KmsThroughServices!.Condition).toEqual({
       StringEquals: {
         "kms:ViaService": services.map((service) => `${service}.${region}.amazonaws.com`),
@@ -451,8 +494,8 @@ export function expectSecurityBar(synthesized: Synthesized): void {
       }
     }
   }
-  expect(new Set(Object.values(roles).map(({ role }) => role)).size).toBe(4);
-  expect(new Set(Object.values(roles).map(({ logGroup }) => logGroup)).size).toBe(4);
+  expect(new Set(Object.values(roles).map(({ role }) => role)).size).toBe(5);
+  expect(new Set(Object.values(roles).map(({ logGroup }) => logGroup)).size).toBe(5);
   expect(cleanerName).not.toBe(apiFunctionName);
 
   for (const [, policy] of resourcesOf(synthesized, "aws_iam_role_policy")) {
@@ -512,8 +555,29 @@ export function expectSecurityBar(synthesized: Synthesized): void {
   const [, permission] = onlyResource(
     synthesized,
     "aws_lambda_permission",
-    (config) => config.principal === "apigateway.amazonaws.com",
+    (config) =>
+      config.principal === "apigateway.amazonaws.com" &&
+      !String(config.function_name).includes(authorizerFunctionName),
   );
+  // The authorizer: invoked by this API's authorizers only, with the authorizer's count.
+  const [, authorizerPermission] = onlyResource(
+    synthesized,
+    "aws_lambda_permission",
+    (config) =>
+      config.principal === "apigateway.amazonaws.com" &&
+      String(config.function_name).includes(authorizerFunctionName),
+  );
+  expect(authorizerPermission).toMatchObject({
+    action: "lambda:InvokeFunction",
+    function_name: refTo(
+      synthesized,
+      "aws_lambda_function",
+      authorizerFunctionName,
+      "function_name",
+    ),
+    source_arn: `${ref("aws_apigatewayv2_api", apiName, "execution_arn")}/authorizers/*`,
+    count: authorizerFunction.count,
+  });
   expect(permission).toMatchObject({
     action: "lambda:InvokeFunction",
     principal: "apigateway.amazonaws.com",
@@ -542,17 +606,44 @@ export function expectSecurityBar(synthesized: Synthesized): void {
   }
 
   // API Gateway: one JWT-authorized route per handler route, access logs, throttling, no wildcard CORS.
-  const [authorizerName, authorizer] = onlyResource(synthesized, "aws_apigatewayv2_authorizer");
+  // With API keys, a Lambda REQUEST authorizer (payload 2.0, simple responses) instead, uncached: either
+  // header may carry the credential, and a REQUEST authorizer's identity sources must all be present.
+  const [authorizerName, authorizer] = onlyResource(
+    synthesized,
+    "aws_apigatewayv2_authorizer",
+    (config) => config.authorizer_type === "JWT",
+  );
   expect(authorizer.authorizer_type).toBe("JWT");
+  const [lambdaAuthorizerName, lambdaAuthorizer] = onlyResource(
+    synthesized,
+    "aws_apigatewayv2_authorizer",
+    (config) => config.authorizer_type === "REQUEST",
+  );
+  expect(lambdaAuthorizer).toMatchObject({
+    authorizer_payload_format_version: "2.0",
+    enable_simple_responses: true,
+    authorizer_result_ttl_in_seconds: 0,
+    authorizer_uri: refTo(synthesized, "aws_lambda_function", authorizerFunctionName, "invoke_arn"),
+    count: authorizerFunction.count,
+  });
+  expect(lambdaAuthorizer.identity_sources).toBeUndefined();
+  const jwtId = ref("aws_apigatewayv2_authorizer", authorizerName, "id");
+  const lambdaId = refTo(synthesized, "aws_apigatewayv2_authorizer", lambdaAuthorizerName, "id");
+  const expectedAuthorization =
+    lambdaAuthorizer.count === 0
+      ? { authorization_type: "JWT", authorizer_id: jwtId }
+      : lambdaAuthorizer.count === 1
+        ? { authorization_type: "CUSTOM", authorizer_id: lambdaId }
+        : {
+            authorization_type: '${var.enable_api_keys ? "CUSTOM" : "JWT"}',
+            authorizer_id: `\${var.enable_api_keys ? ${lambdaId.slice(2, -1)} : ${jwtId.slice(2, -1)}}`,
+          };
   const routes = resourcesOf(synthesized, "aws_apigatewayv2_route").map(([, route]) => route);
   expect(routes.map((route) => route.route_key).sort()).toEqual(
     ROUTES.map((route) => `${route.method} ${route.path}`).sort(),
   );
   for (const route of routes) {
-    expect(route).toMatchObject({
-      authorization_type: "JWT",
-      authorizer_id: ref("aws_apigatewayv2_authorizer", authorizerName, "id"),
-    });
+    expect(route).toMatchObject(expectedAuthorization);
   }
   const [, stage] = onlyResource(synthesized, "aws_apigatewayv2_stage");
   expect(stage.access_log_settings).toMatchObject({

@@ -18,6 +18,7 @@ describe("runtime configuration from the environment", () => {
         MAX_RUN_LEGS: "3",
         WEBHOOK_ALLOWED_HOSTS: "hooks.example.com, Ops.Example.org:8443",
         LANGSMITH_TRACING: "true",
+        API_KEY_CACHE_SECONDS: "15",
       }),
     ).toEqual({
       tableName: "memory-table.prod_1",
@@ -29,6 +30,7 @@ describe("runtime configuration from the environment", () => {
       workerFunctionName: "memory-table-worker",
       maxRunLegs: 3,
       webhookAllowedHosts: ["hooks.example.com", "ops.example.org:8443"],
+      apiKeyCacheSeconds: 15,
       langsmithTracing: true,
     });
   });
@@ -44,6 +46,7 @@ describe("runtime configuration from the environment", () => {
       workerFunctionName: undefined,
       maxRunLegs: 8,
       webhookAllowedHosts: [],
+      apiKeyCacheSeconds: 60,
       langsmithTracing: false,
     });
   });
