@@ -230,7 +230,13 @@ describeWithImageNode(
               {
                 functionName: WORKER,
                 invocationType: "Event",
-                payload: { kind: RUN_JOB_KIND, tenantId: TENANT, threadId: thread.thread_id },
+                // The run it was queued for: the worker reads it with the thread record in one request.
+                payload: {
+                  kind: RUN_JOB_KIND,
+                  tenantId: TENANT,
+                  threadId: thread.thread_id,
+                  queuedRunId: run.run_id,
+                },
                 outcome: workerDone,
               },
             ]);
@@ -349,7 +355,12 @@ describeWithImageNode(
             const legs = deployment.worker.invocations;
             expect(legs.length).toBeGreaterThanOrEqual(2);
             expect(deployment.invokeApi.requests.map(({ payload }) => payload)).toEqual([
-              { kind: RUN_JOB_KIND, tenantId: TENANT, threadId: thread.thread_id },
+              {
+                kind: RUN_JOB_KIND,
+                tenantId: TENANT,
+                threadId: thread.thread_id,
+                queuedRunId: run.run_id,
+              },
               ...legs.slice(1).map(() => ({
                 kind: RUN_JOB_KIND,
                 tenantId: TENANT,
