@@ -47,6 +47,7 @@ export async function driveAgentInbox(
   const page = await context.newPage();
   const step = steps.group(group, () => page);
   const threads = new Map<Answer, string>();
+  let inboxId = "";
   try {
     await step("connect", async () => {
       // What an app does before anyone opens the inbox: runs that stop for a review.
@@ -62,14 +63,28 @@ export async function driveAgentInbox(
         threads.set(answer, thread.thread_id);
       }
       await page.goto(ui.url);
-      await page.getByText("Welcome to the Agent Inbox!").waitFor();
-      await page.locator("#graph-id").fill(GRAPH_ID);
-      await page.locator("#deployment-url").fill(api.url);
-      await page.locator("#name").fill("Memory Table");
-      await Promise.all([
-        page.waitForEvent("load"),
-        page.getByRole("button", { name: "Add Inbox" }).click(),
-      ]);
+      await settle(page);
+      const welcome = page.getByRole("dialog").filter({ hasText: "Welcome to the Agent Inbox!" });
+      await welcome.waitFor();
+      await welcome.locator("#graph-id").fill(GRAPH_ID);
+      await welcome.locator("#deployment-url").fill(api.url);
+      await welcome.locator("#name").fill("Memory Table");
+      await welcome.getByRole("button", { name: "Add Inbox" }).click();
+      inboxId = await eventually(
+        async () => {
+          const saved = await page.evaluate(() => localStorage.getItem("inbox:agent_inboxes"));
+          const inboxes = JSON.parse(saved ?? "[]") as Array<{ id: string; graphId: string }>;
+          return inboxes.find((inbox) => inbox.graphId === GRAPH_ID)?.id;
+        },
+        () => "the inbox saved in the page's localStorage",
+      );
+      // The UI reloads the page once the inbox is saved; that reload may keep ?no_inboxes_found=true (its router
+      // has not dropped it yet), and its own updates of the query (inbox, tab, page) can overwrite each other for
+      // a while. The inbox's own address, the one a click on it in the sidebar leads to, is opened instead.
+      await settle(page);
+      await page.goto(`${ui.url}/?agent_inbox=${inboxId}&inbox=interrupted&offset=0&limit=10`);
+      await settle(page);
+      await page.getByText("Memory Table").first().waitFor();
       await page.getByRole("button", { name: "Settings" }).click();
       const search = page.waitForResponse(
         (response) => response.url() === `${api.url}/threads/search`,
@@ -102,12 +117,13 @@ export async function driveAgentInbox(
 
     await step("reload", async () => {
       await page.reload();
+      await settle(page);
       for (const answer of THREADS) await page.getByText(address(answer)).first().waitFor();
       return "the inbox, its key and its threads are back after a reload";
     });
 
     await step("interrupt", async () => {
-      await openThread(page, "accept", threads);
+      const how = await openThread(page, "accept", threads, ui, inboxId);
       await page.getByText("Edit/Accept").waitFor();
       await page.getByRole("button", { name: "Accept", exact: true }).waitFor();
       await page.getByRole("button", { name: "Mark as Resolved" }).waitFor();
@@ -118,7 +134,7 @@ export async function driveAgentInbox(
           `expected the thread interrupted on send_email, got ${thread.status} ${JSON.stringify(request)}`,
         );
       }
-      return "thread view: the draft's fields, Accept, Respond, Ignore, Mark as Resolved";
+      return `${how}; thread view: the draft's fields, Accept, Respond, Ignore, Mark as Resolved`;
     });
 
     await step("accept", async () => {
@@ -138,22 +154,22 @@ export async function driveAgentInbox(
       const values = await settled(api, threads.get("accept")!, "idle");
       expectSent(values, [{ to: address("accept"), subject: SUBJECT }]);
       await backInInbox(page);
-      return "resumed with [accept] over runs/stream (events); thread idle, the draft sent as written";
+      return `resumed with [accept] over runs/stream (events); thread idle, the draft sent as written`;
     });
 
     await step("edit", async () => {
-      await openThread(page, "edit", threads);
+      const how = await openThread(page, "edit", threads, ui, inboxId);
       const subject = await fieldWithValue(page, SUBJECT);
       await subject.fill(EDITED_SUBJECT);
       await page.getByRole("button", { name: "Submit", exact: true }).click();
       const values = await settled(api, threads.get("edit")!, "idle");
       expectSent(values, [{ to: address("edit"), subject: EDITED_SUBJECT }]);
       await backInInbox(page);
-      return "resumed with [edit]; thread idle, the edited subject sent";
+      return `${how}; resumed with [edit]; thread idle, the edited subject sent`;
     });
 
     await step("respond", async () => {
-      await openThread(page, "respond", threads);
+      const how = await openThread(page, "respond", threads, ui, inboxId);
       await page.getByPlaceholder("Your response here...").fill(FEEDBACK);
       await page.getByRole("button", { name: "Send Response" }).click();
       // The assistant revised its draft with the note and asks again: still interrupted, on a new draft.
@@ -168,11 +184,11 @@ export async function driveAgentInbox(
       );
       expectSent(thread.values as unknown as Values, []);
       await page.getByText(FEEDBACK).first().waitFor();
-      return "resumed with [response]; the assistant revised the draft and the thread waits again (nothing sent)";
+      return `${how}; resumed with [response]; the assistant revised the draft and the thread waits again (nothing sent)`;
     });
 
     await step("ignore", async () => {
-      await openThread(page, "ignore", threads);
+      const how = await openThread(page, "ignore", threads, ui, inboxId);
       await page.getByRole("button", { name: "Ignore", exact: true }).click();
       const values = await settled(api, threads.get("ignore")!, "idle");
       expectSent(values, []);
@@ -181,13 +197,13 @@ export async function driveAgentInbox(
         throw new Error(`expected the review's result "ignored" last, got ${JSON.stringify(last)}`);
       }
       await backInInbox(page);
-      return "resumed with [ignore]; thread idle, nothing sent";
+      return `${how}; resumed with [ignore]; thread idle, nothing sent`;
     });
 
     await step("resolve", async () => {
       const id = threads.get("resolve")!;
       const runsBefore = (await api.client.runs.list(id)).length;
-      await openThread(page, "resolve", threads);
+      const how = await openThread(page, "resolve", threads, ui, inboxId);
       await page.getByRole("button", { name: "Mark as Resolved" }).click();
       const values = await settled(api, id, "idle");
       expectSent(values, []);
@@ -199,22 +215,66 @@ export async function driveAgentInbox(
       if (runsAfter !== runsBefore)
         throw new Error(`expected no run, got ${runsAfter - runsBefore}`);
       await backInInbox(page);
-      return "state updated as __end__ (no run); thread idle, no pending interrupt, nothing sent";
+      return `${how}; state updated as __end__ (no run); thread idle, no pending interrupt, nothing sent`;
     });
   } finally {
     await context.close();
   }
 }
 
-async function openThread(page: Page, answer: Answer, threads: Map<Answer, string>): Promise<void> {
-  await page.getByText(address(answer)).first().click();
-  await eventually(
-    async () =>
-      new URL(page.url()).searchParams.get("view_state_thread_id") === threads.get(answer)
-        ? true
-        : undefined,
-    () => `the thread view of ${address(answer)}`,
-  );
+/** Waits until the page has not navigated for 2 s (the UI reloads itself after some actions), then for its network. */
+async function settle(page: Page): Promise<void> {
+  let navigations = 0;
+  const count = () => (navigations += 1);
+  page.on("framenavigated", count);
+  try {
+    const deadline = Date.now() + 30_000;
+    let seen = -1;
+    while (seen !== navigations && Date.now() < deadline) {
+      seen = navigations;
+      await new Promise((done) => setTimeout(done, 2_000));
+    }
+    await page.waitForLoadState("networkidle").catch(() => undefined);
+  } finally {
+    page.off("framenavigated", count);
+  }
+}
+
+/**
+ * Opens a thread as a click on its row does: the row's click sets `view_state_thread_id` in the query. On this
+ * build the click is often undone by the UI's own query updates (it reloads its list on every query change and
+ * its thread view goes back when the thread is not in the list yet), so after 3 s without the thread view the
+ * address the click leads to is opened instead; the returned note says which happened.
+ */
+async function openThread(
+  page: Page,
+  answer: Answer,
+  threads: Map<Answer, string>,
+  ui: NextApp,
+  inboxId: string,
+): Promise<string> {
+  const id = threads.get(answer)!;
+  const opened = () => new URL(page.url()).searchParams.get("view_state_thread_id") === id;
+  // From a thread view (after a response the UI stays on the revised draft) there is no row to click.
+  const clicked = await page
+    .locator("div.grid.cursor-pointer", { hasText: address(answer) })
+    .first()
+    .click({ timeout: 5_000 })
+    .then(() => true)
+    .catch(() => false);
+  const deadline = Date.now() + 3_000;
+  while (!opened() && Date.now() < deadline) await page.waitForTimeout(200);
+  let how = "row clicked";
+  if (!opened()) {
+    how = clicked
+      ? "opened by its address (the row click was undone by the UI)"
+      : "opened by its address (no row to click from the thread view)";
+    await page.goto(
+      `${ui.url}/?agent_inbox=${inboxId}&inbox=interrupted&offset=0&limit=10&view_state_thread_id=${id}`,
+    );
+  }
+  await page.getByRole("button", { name: "Mark as Resolved" }).waitFor({ timeout: 20_000 });
+  return how;
 }
 
 /** After an answer the UI goes back to the inbox, where the thread is gone from the interrupted list. */
