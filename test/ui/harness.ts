@@ -14,6 +14,19 @@ export const SCREENSHOT_DIR = join(ROOT, "test/ui/screenshots");
 
 export type Backend = "memory" | "dynamodb-local";
 
+/** Every process started here and still running, so that an interrupted run stops them (see stopAll). */
+const running = new Map<ChildProcess, { graceMs: number; group: boolean }>();
+
+function track(child: ChildProcess, graceMs: number, group = false): void {
+  running.set(child, { graceMs, group });
+  child.once("exit", () => running.delete(child));
+}
+
+/** Stops what is still running: the run was interrupted (SIGINT, SIGTERM) or failed half-way. */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...running].map(([child, how]) => stopProcess(child, how.graceMs, how.group)));
+}
+
 export interface DevServer {
   url: string;
   /** The banner's dev token, for tenant "demo". */
@@ -45,6 +58,7 @@ export async function startDevServer(backend: Backend, dataDir: string): Promise
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  track(child, 15_000);
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
@@ -92,6 +106,7 @@ export async function startNextApp(dir: string): Promise<NextApp> {
       detached: true,
     },
   );
+  track(child, 10_000, true);
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));

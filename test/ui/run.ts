@@ -24,6 +24,7 @@ import {
   SCREENSHOT_DIR,
   startDevServer,
   startNextApp,
+  stopAll,
   Steps,
   type Backend,
   type NextApp,
@@ -165,10 +166,18 @@ function parseOptions(args: string[]): { backend?: Backend; ui?: UiSpec["name"] 
   return options;
 }
 
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    console.log(`test:ui: ${signal}, stopping the dev server and the UIs`);
+    void stopAll().finally(() => process.exit(130));
+  });
+}
+
 main().then(
   (code) => process.exit(code),
-  (error) => {
+  async (error) => {
     console.error(`test:ui could not run: ${(error as Error).stack ?? String(error)}`);
+    await stopAll();
     process.exit(1);
   },
 );
