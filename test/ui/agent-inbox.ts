@@ -81,9 +81,19 @@ export async function driveAgentInbox(
       // The UI reloads the page once the inbox is saved; that reload may keep ?no_inboxes_found=true (its router
       // has not dropped it yet), and its own updates of the query (inbox, tab, page) can overwrite each other for
       // a while. The inbox's own address, the one a click on it in the sidebar leads to, is opened instead.
-      await settle(page);
-      await page.goto(`${ui.url}/?agent_inbox=${inboxId}&inbox=interrupted&offset=0&limit=10`);
-      await settle(page);
+      // The UI's own reload (once, when the inbox lists nothing yet) may cut that navigation short: go again.
+      const inboxAddress = `${ui.url}/?agent_inbox=${inboxId}&inbox=interrupted&offset=0&limit=10`;
+      for (let attempt = 1; ; attempt += 1) {
+        await settle(page);
+        await page.goto(inboxAddress).catch((error: Error) => {
+          if (!/interrupted by another navigation/.test(error.message) || attempt >= 4) throw error;
+        });
+        await settle(page);
+        const query = new URL(page.url()).searchParams;
+        if (query.get("agent_inbox") === inboxId && !query.has("no_inboxes_found")) break;
+        if (attempt >= 4)
+          throw new Error(`expected the inbox's address to stay open, got ${page.url()}`);
+      }
       await page.getByText("Memory Table").first().waitFor();
       await page.getByRole("button", { name: "Settings" }).click();
       const search = page.waitForResponse(
