@@ -67,7 +67,7 @@ const BOOKING_REFERENCE = /\b([a-z]{2}-\d{3,})\b/i;
  * from its first chunk only. This one waits before each chunk, so a client sees the answer grow, and answers an
  * unstreamed call with the whole message the stream builds, so the graph ends the same either way.
  */
-class PacedScriptModel extends FakeStreamingChatModel {
+export class PacedScriptModel extends FakeStreamingChatModel {
   override async *_streamResponseChunks(
     messages: BaseMessage[],
     options: this["ParsedCallOptions"],

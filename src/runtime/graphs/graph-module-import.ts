@@ -54,25 +54,34 @@ let typeScriptLoader: Promise<void> | undefined;
 
 /**
  * Registers the project's tsx for the whole process, as running under the `tsx` command would (the LangGraph
- * CLI runs its server so). A namespaced `tsImport` would load every package a graph imports a second time. Without
- * tsx nothing is registered: a loader the process already runs under (or Node's type stripping) may still load
- * the graph, and otherwise the import fails with ERR_UNKNOWN_FILE_EXTENSION.
+ * CLI runs its server so): its ES module hooks and its CommonJS ones. A `.ts` file of a project without
+ * `"type": "module"` is CommonJS, and its extensionless imports of sibling TypeScript files (`import { tools }
+ * from "./tools"`) are `require` calls only the CommonJS hooks resolve. A namespaced `tsImport` would load every
+ * package a graph imports a second time. Without tsx nothing is registered: a loader the process already runs
+ * under (or Node's type stripping) may still load the graph, and otherwise the import fails with
+ * ERR_UNKNOWN_FILE_EXTENSION.
  */
 function registerTypeScriptLoader(projectDir: string): Promise<void> {
   typeScriptLoader ??= (async () => {
-    const api = resolveTsxEsmApi(projectDir);
-    if (api === undefined) return;
-    const { register } = (await import(pathToFileURL(api).href)) as { register: () => unknown };
+    const esm = resolveTsxApi(projectDir, "./esm/api");
+    const cjs = resolveTsxApi(projectDir, "./cjs/api");
+    if (esm === undefined) return;
+    if (cjs !== undefined) {
+      const { register } = (await import(pathToFileURL(cjs).href)) as { register: () => unknown };
+      register();
+    }
+    const { register } = (await import(pathToFileURL(esm).href)) as { register: () => unknown };
     register();
   })();
   return typeScriptLoader;
 }
 
 /**
- * The ES module build of `tsx/esm/api`, found from the project's directory. Resolved through tsx's exports map
- * by hand: `require.resolve` picks its CommonJS build, which registers its hooks from the wrong path on Node 20.
+ * The ES module build of a tsx API (`./esm/api`, `./cjs/api`), found from the project's directory. Resolved
+ * through tsx's exports map by hand: `require.resolve` picks its CommonJS build, which registers its hooks from
+ * the wrong path on Node 20.
  */
-function resolveTsxEsmApi(projectDir: string): string | undefined {
+function resolveTsxApi(projectDir: string, subpath: string): string | undefined {
   let manifestPath: string;
   try {
     manifestPath = createRequire(join(projectDir, "langgraph.json")).resolve("tsx/package.json");
@@ -82,7 +91,7 @@ function resolveTsxEsmApi(projectDir: string): string | undefined {
   const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as {
     exports?: Record<string, { import?: string | { default?: string } }>;
   };
-  const target = manifest.exports?.["./esm/api"]?.import;
+  const target = manifest.exports?.[subpath]?.import;
   const file = typeof target === "string" ? target : target?.default;
   return file === undefined ? undefined : resolve(dirname(manifestPath), file);
 }

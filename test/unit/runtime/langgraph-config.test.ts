@@ -434,10 +434,12 @@ describe("loadLangGraphConfig with Node's import() (a child Node process)", () =
     return JSON.parse(child.stdout);
   }
 
-  it("loads an ES module with top-level await, and a TypeScript module through the project's tsx", () => {
+  it("loads an ES module with top-level await, and TypeScript modules through the project's tsx", () => {
     expect(runLoader(join(PROJECT, "esm", "langgraph.json"))).toEqual({
       esm: { visits: ["esm", "esm"] },
       typescript: { visits: ["typescript", "typescript"] },
+      // A .ts graph importing a sibling .ts file without an extension (a require() in a CommonJS project).
+      imports: { visits: ["imported", "imported"] },
     });
   });
 
