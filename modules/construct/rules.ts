@@ -142,6 +142,10 @@ export const STATEMENT_ID_PATTERN = "^[A-Za-z0-9]+$";
 export const ACTION_PATTERN = "^[A-Za-z0-9-]+:[A-Za-z0-9*]+$";
 /** A Lambda alias name that cannot be mistaken for a version number. */
 export const ALIAS_NAME_PATTERN = "^[A-Za-z][A-Za-z0-9_-]{0,127}$";
+/** A published Lambda version (`$LATEST` is not one: an alias on it could not route a canary). */
+export const VERSION_NUMBER_PATTERN = "^[1-9][0-9]{0,9}$";
+/** Percent of an alias's invocations routed to the canary version. */
+export const CANARY_WEIGHT_PERCENT = { min: 0, max: 100 } as const;
 
 /** CORS origins: https only (a browser origin over http is readable by anyone on the path), http for local dev. */
 export const CORS_ORIGIN_PATTERN =
