@@ -62,6 +62,9 @@ import {
   STATEMENT_ID_PATTERN,
   STREAM_TIMEOUT_SECONDS,
   SUBNET_ID_PATTERN,
+  TABLE_ARN_PATTERN,
+  TABLE_NAME_PATTERN,
+  TABLE_STREAM_ARN_PATTERN,
   WEBHOOK_HOST_PATTERN,
   WILDCARD_ON_WILDCARD_RULE,
   WORKER_TIMEOUT_SECONDS,
@@ -181,6 +184,11 @@ export class ModuleStack extends TerraformStack {
       kmsKeyArn: v.kms_key_arn.stringValue,
       kmsKeyDeletionWindowInDays: v.kms_key_deletion_window_in_days.numberValue,
       deletionProtection: v.deletion_protection.value,
+      createTable: v.create_table.value,
+      tableName: v.table_name.stringValue,
+      tableArn: v.table_arn.stringValue,
+      tableStreamArn: v.table_stream_arn.stringValue,
+      tableKmsKeyArn: v.table_kms_key_arn.stringValue,
       // Explicit switches, not `var.x == null`: count must be known at plan, and an issuer or account id taken
       // from another resource is not.
       createCognitoUserPool: v.create_cognito_user_pool.value,
@@ -246,7 +254,7 @@ export class ModuleStack extends TerraformStack {
 
   private declareOutputs(): void {
     const m = this.memoryTable;
-    const table = m.table.table;
+    const table = m.table;
     const api = m.httpApi;
     const version = m.apiVersion;
     // The stream function's alarms only with it: without, their ARNs would be nulls in the map.
@@ -928,6 +936,62 @@ const VARIABLES = {
         condition:
           "var.kms_key_deletion_window_in_days >= 7 && var.kms_key_deletion_window_in_days <= 30",
         message: "Invalid kms_key_deletion_window_in_days: expected 7 to 30.",
+      },
+    ],
+  },
+  create_table: {
+    type: "bool",
+    description:
+      "Create the checkpoint table; false uses an existing one (table_name, table_arn, table_stream_arn, and table_kms_key_arn if it has a key of its own), which must have the module's definition: the keys, indexes, TTL attribute and a KEYS_ONLY stream of the README's table. The roles are scoped to it as to a created one",
+    default: true,
+  },
+  table_name: {
+    type: "string",
+    description: "Name of the existing table (with create_table = false)",
+    default: null,
+    validation: [
+      {
+        condition: `var.create_table ? var.table_name == null : can(regex(${hcl(TABLE_NAME_PATTERN)}, var.table_name))`,
+        message:
+          "Invalid table_name: expected a DynamoDB table name (3-255 letters, digits, _ . -) with create_table = false, and none when the table is created.",
+      },
+    ],
+  },
+  table_arn: {
+    type: "string",
+    description: "ARN of the existing table (with create_table = false)",
+    default: null,
+    validation: [
+      {
+        condition: `var.create_table ? var.table_arn == null : can(regex(${hcl(TABLE_ARN_PATTERN)}, var.table_arn)) && try(endswith(var.table_arn, "/\${var.table_name}"), false)`,
+        message:
+          "Invalid table_arn: expected the ARN of the table table_name (arn:aws:dynamodb:<region>:<account>:table/<table_name>) with create_table = false, and none when the table is created.",
+      },
+    ],
+  },
+  table_stream_arn: {
+    type: "string",
+    description:
+      "ARN of the existing table's stream, KEYS_ONLY (with create_table = false): the cleaner reads it",
+    default: null,
+    validation: [
+      {
+        condition: `var.create_table ? var.table_stream_arn == null : can(regex(${hcl(TABLE_STREAM_ARN_PATTERN)}, var.table_stream_arn)) && try(startswith(var.table_stream_arn, "\${var.table_arn}/stream/"), false)`,
+        message:
+          "Invalid table_stream_arn: expected the stream ARN of table_arn (<table_arn>/stream/<label>) with create_table = false, and none when the table is created.",
+      },
+    ],
+  },
+  table_kms_key_arn: {
+    type: "string",
+    description:
+      "Customer-managed KMS key of the existing table (with create_table = false; null: an AWS owned or AWS managed key): every role may use it through DynamoDB only",
+    default: null,
+    validation: [
+      {
+        condition: `var.table_kms_key_arn == null || (!var.create_table && can(regex(${hcl(KMS_KEY_ARN_PATTERN)}, var.table_kms_key_arn)))`,
+        message:
+          "Invalid table_kms_key_arn: expected a KMS key ARN, with create_table = false only.",
       },
     ],
   },

@@ -139,12 +139,24 @@ function guardEverythingWithCreate(config: Json, resources: Blocks, data: Blocks
     return `\${${create} ? ${asExpression(value)} : ${otherwise}}`;
   };
   const locals = config.locals as Json | undefined;
+  const guardedLocals: string[] = [];
   if (locals !== undefined) {
-    for (const [name, value] of Object.entries(locals)) locals[name] = guard(value, '""');
+    for (const [name, value] of Object.entries(locals)) {
+      locals[name] = guard(value, '""');
+      if (locals[name] !== value) guardedLocals.push(name);
+    }
   }
+  // An output of a guarded local (the table's name, created or existing) is null too.
+  const readsGuardedLocal = new RegExp(`(?<![\\w.])local\\.(${guardedLocals.join("|")})\\b`);
   const outputs = config.output as Record<string, Json> | undefined;
   if (outputs !== undefined) {
-    for (const output of Object.values(outputs)) output.value = guard(output.value, "null");
+    for (const output of Object.values(outputs)) {
+      const value = output.value;
+      output.value =
+        typeof value === "string" && guardedLocals.length > 0 && readsGuardedLocal.test(value)
+          ? `\${${create} ? ${asExpression(value)} : null}`
+          : guard(value, "null");
+    }
   }
 }
 

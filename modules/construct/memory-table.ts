@@ -147,8 +147,17 @@ export class MemoryTable extends Construct {
       kmsKeyArn,
       deletionProtection,
       tags: tags(props.tableTags),
+      create: props.createTable ?? true,
+      existing:
+        props.tableName === undefined
+          ? undefined
+          : {
+              tableName: props.tableName,
+              tableArn: props.tableArn ?? "",
+              streamArn: props.tableStreamArn ?? "",
+            },
     });
-    const table = this.table.table;
+    const table = this.table;
 
     const groups = logGroupNames(name);
     const functionTags = tags(props.functionTags);
@@ -201,11 +210,24 @@ export class MemoryTable extends Construct {
     // (at most 40 + "-function-" + 14 = 64 characters, IAM's limit).
     const roleName = (role: string) => `${name}-${role}-${region}`;
     const vpc = functionVpc(props, context);
+    const tableKmsKeyArn = props.tableKmsKeyArn;
     const roleProps = {
       path: rolePath,
       permissionsBoundary: props.rolePermissionsBoundary,
       tags: roleTags,
       vpc: vpc?.access,
+      // An existing table encrypted with a key of its own: every role reads the table through it.
+      tableKey:
+        tableKmsKeyArn === undefined
+          ? undefined
+          : {
+              arn: tableKmsKeyArn,
+              enabled: isLiteral(tableKmsKeyArn)
+                ? true
+                : // `compact` drops null ("" would render as undefined: CDKTF drops a literal "" operand).
+                  Op.gte(Fn.lengthOf(Token.asList(Fn.compact([tableKmsKeyArn]))), 1),
+              region,
+            },
     };
     this.graphInputs = new GraphInputs(this, "graph", {
       secrets: props.secrets,

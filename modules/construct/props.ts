@@ -99,6 +99,16 @@ export interface MemoryTableProps {
   readonly kmsKeyArn?: string;
   /** Default 30. */
   readonly kmsKeyDeletionWindowInDays?: number;
+  /**
+   * Create the table (default true). False: an existing table with the module's definition (keys, indexes, TTL
+   * attribute, a KEYS_ONLY stream), given by `tableName`, `tableArn` and `tableStreamArn`.
+   */
+  readonly createTable?: Flag;
+  readonly tableName?: string;
+  readonly tableArn?: string;
+  readonly tableStreamArn?: string;
+  /** The existing table's customer-managed key (none: an AWS owned or AWS managed key). */
+  readonly tableKmsKeyArn?: string;
   /** Table and user pool deletion protection (default true). */
   readonly deletionProtection?: Flag;
   /** Create a Cognito user pool and app client (default: when no `jwtIssuer` is given). */

@@ -162,6 +162,12 @@ export const RESERVED_NAME_ENDING_PATTERN = `(${RESERVED_NAME_ENDINGS.join("|")}
 export const RESERVED_NAME_ENDING_RULE = `a name not ending in ${RESERVED_NAME_ENDINGS.join(", ")} (another instance's resources use those names: x-worker would collide with instance x's worker)`;
 
 /** A VPC subnet id and a security group id (8 or 17 hex digits). */
+/** An existing table's name, ARN and stream ARN. */
+export const TABLE_NAME_PATTERN = "^[A-Za-z0-9_.-]{3,255}$";
+export const TABLE_ARN_PATTERN =
+  "^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:[0-9]{12}:table/[A-Za-z0-9_.-]{3,255}$";
+export const TABLE_STREAM_ARN_PATTERN =
+  "^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:[0-9]{12}:table/[A-Za-z0-9_.-]{3,255}/stream/[0-9TZ:.-]+$";
 export const SUBNET_ID_PATTERN = "^subnet-([0-9a-f]{8}|[0-9a-f]{17})$";
 export const SECURITY_GROUP_ID_PATTERN = "^sg-([0-9a-f]{8}|[0-9a-f]{17})$";
 
