@@ -19,12 +19,15 @@ import { attributeOf } from "./construct/expressions";
 import { MemoryTable } from "./construct/memory-table";
 import { STREAM_URL_INVOKE_STATEMENT_ID } from "./construct/stream";
 import { MODULE_VERSION } from "./version";
+import { applyModuleToggles } from "./module-toggles";
 import { DEFAULTS } from "./construct/props";
 import { LOG_LEVELS } from "../src/shared/defaults";
 import {
   ACTION_PATTERN,
   ALIAS_NAME_PATTERN,
   Architecture,
+  CANARY_WEIGHT_PERCENT,
+  VERSION_NUMBER_PATTERN,
   ASYNC_EVENT_AGE_SECONDS,
   ASYNC_RETRY_ATTEMPTS,
   ARCHITECTURES,
@@ -60,6 +63,9 @@ import {
   STATEMENT_ID_PATTERN,
   STREAM_TIMEOUT_SECONDS,
   SUBNET_ID_PATTERN,
+  TABLE_ARN_PATTERN,
+  TABLE_NAME_PATTERN,
+  TABLE_STREAM_ARN_PATTERN,
   WEBHOOK_HOST_PATTERN,
   WILDCARD_ON_WILDCARD_RULE,
   WORKER_TIMEOUT_SECONDS,
@@ -161,6 +167,8 @@ export class ModuleStack extends TerraformStack {
       attachTenantRoleAssumePolicy: v.attach_tenant_role_assume_policy.value,
       publish: v.publish.value,
       aliasName: v.alias_name.stringValue,
+      stableVersion: v.stable_version.stringValue,
+      canaryWeight: v.canary_weight.numberValue,
       provisionedConcurrentExecutions: v.provisioned_concurrent_executions.numberValue,
       createAlarms: v.create_alarms.value,
       createAlarmTopic: v.create_alarm_topic.value,
@@ -179,6 +187,11 @@ export class ModuleStack extends TerraformStack {
       kmsKeyArn: v.kms_key_arn.stringValue,
       kmsKeyDeletionWindowInDays: v.kms_key_deletion_window_in_days.numberValue,
       deletionProtection: v.deletion_protection.value,
+      createTable: v.create_table.value,
+      tableName: v.table_name.stringValue,
+      tableArn: v.table_arn.stringValue,
+      tableStreamArn: v.table_stream_arn.stringValue,
+      tableKmsKeyArn: v.table_kms_key_arn.stringValue,
       // Explicit switches, not `var.x == null`: count must be known at plan, and an issuer or account id taken
       // from another resource is not.
       createCognitoUserPool: v.create_cognito_user_pool.value,
@@ -244,7 +257,7 @@ export class ModuleStack extends TerraformStack {
 
   private declareOutputs(): void {
     const m = this.memoryTable;
-    const table = m.table.table;
+    const table = m.table;
     const api = m.httpApi;
     const version = m.apiVersion;
     // The stream function's alarms only with it: without, their ARNs would be nulls in the map.
@@ -302,6 +315,22 @@ export class ModuleStack extends TerraformStack {
         attributeOf(version.alias, "invoke_arn"),
         "Invoke ARN of the alias (null without publish)",
       ],
+      lambda_alias_function_version: [
+        attributeOf(version.alias, "function_version"),
+        "Version the API function's alias points to (stable_version during a canary; null without publish)",
+      ],
+      worker_alias_arn: [
+        m.worker.version.aliasArn,
+        "ARN of the worker's alias, which its callers invoke (null without publish)",
+      ],
+      stream_alias_arn: [
+        m.stream.version.aliasArn,
+        "ARN of the stream function's alias, which its URL serves (null without publish or create_stream_function)",
+      ],
+      cleaner_alias_arn: [
+        m.cleanerVersion.aliasArn,
+        "ARN of the cleaner's alias, which the stream mapping invokes (null without publish)",
+      ],
       cleaner_function_name: [
         m.cleanerFunction.functionName,
         "Name of the expired-thread cleaner function",
@@ -344,7 +373,7 @@ export class ModuleStack extends TerraformStack {
             this.variables.create_stream_function.value,
             Op.not(this.variables.create_stream_url_invoke_permission.value),
           ),
-          `aws lambda add-permission --function-name ${m.stream.functionName} --statement-id ${STREAM_URL_INVOKE_STATEMENT_ID} --action lambda:InvokeFunction --principal '*' --invoked-via-function-url`,
+          `aws lambda add-permission --function-name ${m.stream.version.qualifiedName} --statement-id ${STREAM_URL_INVOKE_STATEMENT_ID} --action lambda:InvokeFunction --principal '*' --invoked-via-function-url`,
           null,
         ),
         "With create_stream_url_invoke_permission = false: the AWS CLI command (v2.31.x or later) that adds the stream URL's second statement once, after apply (null otherwise). Terraform never removes it: the module's permissions manage their own statement ids only",
@@ -445,6 +474,17 @@ export class ModuleStack extends TerraformStack {
     }
   }
 
+  /** The configuration with the switches only the HCL module has: `create`, `image_uri_managed_externally`. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- CDKTF's own signature
+  override toTerraform(): any {
+    return applyModuleToggles(this.toTerraformWithoutToggles());
+  }
+
+  /** What the construct renders through the variables, before `create` and the image variants are applied. */
+  toTerraformWithoutToggles(): Record<string, unknown> {
+    return super.toTerraform() as Record<string, unknown>;
+  }
+
   /**
    * Readable, stable addresses (`aws_dynamodb_table.table`, not `memory_table_table_3F2A1B`) for what the
    * construct creates: consumers' state keys on them, so construct ids must never be renamed.
@@ -472,6 +512,12 @@ const tagsOf = (what: string): VariableSpec => ({
 
 /** The module's interface: README's inputs table is generated from these. */
 const VARIABLES = {
+  create: {
+    type: "bool",
+    description:
+      "Create the module's resources; false plans nothing (every output null but module_version), for a module instance that is switched off without removing its block",
+    default: true,
+  },
   name: {
     type: "string",
     description:
@@ -914,6 +960,62 @@ const VARIABLES = {
       },
     ],
   },
+  create_table: {
+    type: "bool",
+    description:
+      "Create the checkpoint table; false uses an existing one (table_name, table_arn, table_stream_arn, and table_kms_key_arn if it has a key of its own), which must have the module's definition: the keys, indexes, TTL attribute and a KEYS_ONLY stream of the README's table. The roles are scoped to it as to a created one",
+    default: true,
+  },
+  table_name: {
+    type: "string",
+    description: "Name of the existing table (with create_table = false)",
+    default: null,
+    validation: [
+      {
+        condition: `var.create_table ? var.table_name == null : can(regex(${hcl(TABLE_NAME_PATTERN)}, var.table_name))`,
+        message:
+          "Invalid table_name: expected a DynamoDB table name (3-255 letters, digits, _ . -) with create_table = false, and none when the table is created.",
+      },
+    ],
+  },
+  table_arn: {
+    type: "string",
+    description: "ARN of the existing table (with create_table = false)",
+    default: null,
+    validation: [
+      {
+        condition: `var.create_table ? var.table_arn == null : can(regex(${hcl(TABLE_ARN_PATTERN)}, var.table_arn)) && try(endswith(var.table_arn, "/\${var.table_name}"), false)`,
+        message:
+          "Invalid table_arn: expected the ARN of the table table_name (arn:aws:dynamodb:<region>:<account>:table/<table_name>) with create_table = false, and none when the table is created.",
+      },
+    ],
+  },
+  table_stream_arn: {
+    type: "string",
+    description:
+      "ARN of the existing table's stream, KEYS_ONLY (with create_table = false): the cleaner reads it",
+    default: null,
+    validation: [
+      {
+        condition: `var.create_table ? var.table_stream_arn == null : can(regex(${hcl(TABLE_STREAM_ARN_PATTERN)}, var.table_stream_arn)) && try(startswith(var.table_stream_arn, "\${var.table_arn}/stream/"), false)`,
+        message:
+          "Invalid table_stream_arn: expected the stream ARN of table_arn (<table_arn>/stream/<label>) with create_table = false, and none when the table is created.",
+      },
+    ],
+  },
+  table_kms_key_arn: {
+    type: "string",
+    description:
+      "Customer-managed KMS key of the existing table (with create_table = false; null: an AWS owned or AWS managed key): every role may use it through DynamoDB only",
+    default: null,
+    validation: [
+      {
+        condition: `var.table_kms_key_arn == null || (!var.create_table && can(regex(${hcl(KMS_KEY_ARN_PATTERN)}, var.table_kms_key_arn)))`,
+        message:
+          "Invalid table_kms_key_arn: expected a KMS key ARN, with create_table = false only.",
+      },
+    ],
+  },
   deletion_protection: {
     type: "bool",
     description: "Deletion protection of the table and the user pool",
@@ -1020,12 +1122,12 @@ const VARIABLES = {
   publish: {
     type: "bool",
     description:
-      "Publish a version of the API function on every change and point alias_name at it; the API then invokes the alias (needed for provisioned concurrency)",
-    default: false,
+      "Publish a version of every function (API, worker, stream, cleaner) on every change and point alias_name at it; every invoker then calls the alias: the HTTP API, the stream URL, the stream mapping, the recovery sweep, the worker's callers (needed for provisioned concurrency and canaries). false: everything invokes $LATEST",
+    default: DEFAULTS.publish,
   },
   alias_name: {
     type: "string",
-    description: "Name of the alias on the published version (with publish)",
+    description: "Name of the alias on each function's published version (with publish)",
     default: DEFAULTS.aliasName,
     validation: [
       {
@@ -1033,6 +1135,45 @@ const VARIABLES = {
         message: "Invalid alias_name: expected a letter, then up to 127 letters, digits, - or _.",
       },
     ],
+  },
+  stable_version: {
+    type: "string",
+    description:
+      'The published version the API function\'s alias keeps, like "7" (lambda_function_version before the change): a rollback, or the stable side of a canary (canary_weight). null: the latest version, so every apply that publishes one moves the alias to it',
+    default: null,
+    validation: [
+      {
+        condition: `var.stable_version == null || can(regex(${hcl(VERSION_NUMBER_PATTERN)}, var.stable_version))`,
+        message: 'Invalid stable_version: expected a published version number like "7".',
+      },
+      {
+        condition: "var.stable_version == null || var.publish",
+        message:
+          "Invalid stable_version: expected none without publish (only an alias keeps a version).",
+      },
+    ],
+  },
+  canary_weight: {
+    type: "number",
+    description: `Percent (${CANARY_WEIGHT_PERCENT.min} to ${CANARY_WEIGHT_PERCENT.max}) of the API function alias's invocations routed to the latest published version while the alias stays on stable_version: a weighted canary of what the last apply published (0: none)`,
+    default: DEFAULTS.canaryWeight,
+    validation: [
+      {
+        condition: wholeNumberIn("var.canary_weight", CANARY_WEIGHT_PERCENT),
+        message: `Invalid canary_weight: expected a whole number from ${CANARY_WEIGHT_PERCENT.min} to ${CANARY_WEIGHT_PERCENT.max} percent.`,
+      },
+      {
+        condition: "var.canary_weight == 0 || var.stable_version != null",
+        message:
+          "Invalid canary_weight: expected stable_version with it (the version the alias keeps while the rest goes to the latest).",
+      },
+    ],
+  },
+  image_uri_managed_externally: {
+    type: "bool",
+    description:
+      "A pipeline owns the functions' image after creation (aws lambda update-function-code --publish, then update-alias; see the README): Terraform ignores changes of image_uri, so its plan stays empty. Switching it on an existing deployment moves the functions to other addresses (terraform state mv, see the README)",
+    default: false,
   },
   provisioned_concurrent_executions: {
     type: "number",

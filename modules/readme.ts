@@ -312,7 +312,8 @@ function alarms(): string[] {
 /** What a production deployment turns on beyond the defaults (the defaults are already secure). */
 export const PRODUCTION_CHECKLIST = [
   "`create_alarms = true`, with `create_alarm_topic = true` (subscribe your on-call to `alarm_sns_topic_arn`) or your own `alarm_sns_topic_arn`; adjust `alarm_thresholds` to your traffic.",
-  "`publish = true` and `provisioned_concurrent_executions` at your steady concurrency: users then do not wait for cold starts.",
+  "`provisioned_concurrent_executions` at your steady concurrency, on the API function's alias (`publish`, on by default): users then do not wait for cold starts.",
+  "Rollouts: a new image as a canary of the API function (`stable_version` = the version serving now, `canary_weight`), then promoted; or `image_uri_managed_externally = true` when your pipeline deploys the image (`aws lambda update-function-code --publish`, then `update-alias`): see docs/terraform-module.md, Rollout.",
   "`reserved_concurrent_executions` above your peak concurrency (and above the provisioned one), `worker_reserved_concurrent_executions` above your peak of background runs running at once, `cleaner_reserved_concurrent_executions` at least the table's stream shard count.",
   "`webhook_allowed_hosts` listing exactly the hosts your run webhooks call (none by default: every webhook is refused); `max_run_legs` times `worker_timeout` above your longest background run.",
   "Secrets in `secrets` as ARNs (with their customer-managed keys in `secrets_kms_key_arns`), never in `environment`; the tools' permissions in `graph_policy_statements` on exact resource ARNs.",

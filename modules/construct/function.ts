@@ -5,7 +5,7 @@ import { LambdaAlias } from "@cdktf/provider-aws/lib/lambda-alias";
 import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
 import { LambdaProvisionedConcurrencyConfig } from "@cdktf/provider-aws/lib/lambda-provisioned-concurrency-config";
 import { SqsQueue } from "@cdktf/provider-aws/lib/sqs-queue";
-import { addBlockIfAny, attributeOf, choose, countIf, Flag } from "./expressions";
+import { addBlockIfAny, attributeOf, both, choose, countIf, Flag } from "./expressions";
 import { isLiteral, type Architecture } from "./rules";
 
 export interface ImageFunctionProps {
@@ -35,6 +35,11 @@ export interface ImageFunctionProps {
   vpc?: FunctionVpc;
   /** Publish a version on every change (default false). */
   publish?: Flag;
+  /**
+   * A pipeline owns the image (`aws lambda update-function-code`): Terraform ignores changes of `image_uri` after
+   * creation. Known now only (a lifecycle setting); the HCL module renders both variants (module-transforms.ts).
+   */
+  imageUriManagedExternally?: boolean;
   tags: Record<string, string>;
   /** The log group and the role policy: the first invocation must find both. */
   dependsOn: ITerraformDependable[];
@@ -88,6 +93,8 @@ export function createImageFunction(
     },
     tags: props.tags,
     dependsOn: props.dependsOn,
+    lifecycle:
+      props.imageUriManagedExternally === true ? { ignoreChanges: ["image_uri"] } : undefined,
   });
   if (props.vpc !== undefined) {
     // Only when subnets are given: an empty vpc_config block is a perpetual diff on some provider versions.
@@ -129,58 +136,124 @@ export function createDeadLetterQueue(
 
 export interface PublishedVersionProps {
   function: LambdaFunction;
+  /** For the alias of an optional function (default: with `publish` only). */
+  create?: Flag;
   publish: Flag;
   aliasName: string;
-  provisionedConcurrentExecutions: number;
+  /** What invokes it, for the alias's description. */
+  invokedBy: string;
+  /** Provisioned concurrency on the alias (default 0: none). */
+  provisionedConcurrentExecutions?: number;
+  /**
+   * The published version the alias keeps (a rollback, or the stable side of a canary); none: the latest version
+   * Terraform published, so every change reaches the alias on apply.
+   */
+  stableVersion?: string;
+  /**
+   * Percent (0 to 100) of the alias's invocations routed to the latest published version while the alias stays on
+   * `stableVersion`: a weighted canary of the version the last apply published.
+   */
+  canaryWeight?: number;
 }
 
 /**
- * With `publish`: an alias on the version every change publishes, which is what the API invokes, and optionally
- * provisioned concurrency on it (initialized environments, so users do not wait for a cold start).
+ * With `publish`: an alias on the version every change publishes, which is what every invoker calls (the API,
+ * the function URL, event source mappings, schedules, the worker's own next legs), optionally with provisioned
+ * concurrency and a weighted canary. Without it, invokers call the function's $LATEST.
  */
 export class PublishedVersion extends Construct {
   readonly alias: LambdaAlias;
-  readonly provisionedConcurrency: LambdaProvisionedConcurrencyConfig;
-  /** What the API invokes: the alias with `publish`, the function's $LATEST otherwise. */
+  readonly provisionedConcurrency?: LambdaProvisionedConcurrencyConfig;
+  /** What API Gateway invokes: the alias with `publish`, the function's $LATEST otherwise. */
   readonly invokeArn: string;
-  /** The permission's qualifier: the alias name with `publish`, none otherwise. */
+  /** What an event source mapping, a schedule or a caller invokes: the alias ARN, or the unqualified ARN. */
+  readonly targetArn: string;
+  /** The function's name as an Invoke or AddPermission call takes it: `<name>:<alias>` with `publish`. */
+  readonly qualifiedName: string;
+  /** A permission's or a URL's qualifier: the alias name with `publish`, none otherwise. */
   readonly qualifier: string | undefined;
   readonly aliasArn: string;
   readonly aliasName: string;
+  /** Whether the alias exists (`publish`, and the function's own toggle). */
+  readonly enabled: Flag;
 
   constructor(scope: Construct, id: string, props: PublishedVersionProps) {
     super(scope, id);
     const fn = props.function;
+    this.enabled = both(props.create ?? true, props.publish);
+    // An optional function has `count`: read its attributes through one().
+    const attribute = (name: string) =>
+      props.create === undefined ? fn.getStringAttribute(name) : attributeOf(fn, name);
+    const latest = attribute("version");
+    const stable = props.stableVersion;
     this.alias = new LambdaAlias(this, "alias", {
-      count: countIf(props.publish),
+      count: countIf(this.enabled),
       name: props.aliasName,
-      description: "The published version the HTTP API invokes",
-      functionName: fn.functionName,
-      functionVersion: fn.version,
+      description: `The published version ${props.invokedBy} invokes`,
+      functionName: attribute("function_name"),
+      functionVersion:
+        stable === undefined
+          ? latest
+          : isLiteral(stable)
+            ? stable
+            : Token.asString(Fn.coalesce([stable, latest])),
     });
-    const concurrency = props.provisionedConcurrentExecutions;
-    const count = countIf(isLiteral(concurrency) ? concurrency > 0 : Op.gte(concurrency, 1));
+    addCanary(this.alias, latest, props.canaryWeight);
     this.aliasName = attributeOf(this.alias, "name");
     this.aliasArn = attributeOf(this.alias, "arn");
-    this.provisionedConcurrency = new LambdaProvisionedConcurrencyConfig(
-      this,
-      "provisioned_concurrency",
-      {
-        count,
-        functionName: fn.functionName,
-        qualifier: this.aliasName,
-        // Without instances (count 0) the value is unused, but the provider still validates it (at least 1).
-        provisionedConcurrentExecutions: isLiteral(concurrency)
-          ? Math.max(concurrency, 1)
-          : concurrency,
-      },
+    const concurrency = props.provisionedConcurrentExecutions;
+    if (concurrency !== undefined) {
+      const count = countIf(isLiteral(concurrency) ? concurrency > 0 : Op.gte(concurrency, 1));
+      this.provisionedConcurrency = new LambdaProvisionedConcurrencyConfig(
+        this,
+        "provisioned_concurrency",
+        {
+          count,
+          functionName: attribute("function_name"),
+          qualifier: this.aliasName,
+          // Without instances (count 0) the value is unused, but the provider still validates it (at least 1).
+          provisionedConcurrentExecutions: isLiteral(concurrency)
+            ? Math.max(concurrency, 1)
+            : concurrency,
+        },
+      );
+    }
+    this.invokeArn = choose(
+      this.enabled,
+      attributeOf(this.alias, "invoke_arn"),
+      attribute("invoke_arn"),
     );
-    this.invokeArn = choose(props.publish, attributeOf(this.alias, "invoke_arn"), fn.invokeArn);
+    this.targetArn = choose(this.enabled, this.aliasArn, attribute("arn"));
+    this.qualifiedName = choose(
+      this.enabled,
+      Token.asString(Fn.format("%s:%s", [attribute("function_name"), this.aliasName])),
+      attribute("function_name"),
+    );
     this.qualifier =
-      typeof props.publish === "boolean"
-        ? props.publish
+      typeof this.enabled === "boolean"
+        ? this.enabled
           ? this.aliasName
           : undefined
-        : Token.asString(Fn.conditional(props.publish, this.aliasName, null));
+        : Token.asString(Fn.conditional(this.enabled, this.aliasName, null));
   }
+}
+
+/**
+ * The alias's weighted routing: `weight` percent to the latest published version (a block only when the weight is
+ * above 0, `dynamic` for a reference).
+ */
+function addCanary(alias: LambdaAlias, latest: string, weight: number | undefined): void {
+  if (weight === undefined || (isLiteral(weight) && weight === 0)) return;
+  const weights = isLiteral(weight)
+    ? Fn.zipmap([latest], [weight / 100])
+    : Fn.zipmap([latest], [Op.div(weight, 100)]);
+  if (isLiteral(weight)) {
+    alias.addOverride("routing_config", { additional_version_weights: weights });
+    return;
+  }
+  alias.addOverride("dynamic.routing_config", {
+    // `> 0` would render as `> undefined` (CDKTF drops a literal 0 operand).
+    for_each: Fn.conditional(Op.gt(weight, 0.000001), [1], []),
+    content: { additional_version_weights: weights },
+  });
 }

@@ -30,6 +30,8 @@ import {
   ALIAS_NAME_PATTERN,
   ASYNC_EVENT_AGE_SECONDS,
   ASYNC_RETRY_ATTEMPTS,
+  CANARY_WEIGHT_PERCENT,
+  VERSION_NUMBER_PATTERN,
   assertCorsOrigins,
   assertEnvironment,
   assertGraphPolicyArns,
@@ -55,7 +57,7 @@ import { RecoverySweep } from "./recovery-sweep";
 import { StreamFunction } from "./stream";
 import { Table } from "./table";
 import { mergeTags } from "./tags";
-import { Worker } from "./worker";
+import { Worker, workerInvokedName } from "./worker";
 
 /**
  * Memory Table on AWS: a KMS-encrypted TTL table, a least-privilege containerized function behind a JWT-protected
@@ -87,6 +89,8 @@ export class MemoryTable extends Construct {
   readonly apiFunction: LambdaFunction;
   readonly apiVersion: PublishedVersion;
   readonly cleanerFunction: LambdaFunction;
+  /** The cleaner's published version and the alias its stream mapping invokes (`publish`). */
+  readonly cleanerVersion: PublishedVersion;
   readonly cleanerTrigger: LambdaEventSourceMapping;
   /** Background runs: the worker function, its role, log group, failure queue and their wiring. */
   readonly worker: Worker;
@@ -154,8 +158,17 @@ export class MemoryTable extends Construct {
       kmsKeyArn,
       deletionProtection,
       tags: tags(props.tableTags),
+      create: props.createTable ?? true,
+      existing:
+        props.tableName === undefined
+          ? undefined
+          : {
+              tableName: props.tableName,
+              tableArn: props.tableArn ?? "",
+              streamArn: props.tableStreamArn ?? "",
+            },
     });
-    const table = this.table.table;
+    const table = this.table;
 
     const groups = logGroupNames(name);
     const functionTags = tags(props.functionTags);
@@ -217,11 +230,24 @@ export class MemoryTable extends Construct {
     // (at most 40 + "-function-" + 14 = 64 characters, IAM's limit).
     const roleName = (role: string) => `${name}-${role}-${region}`;
     const vpc = functionVpc(props, context);
+    const tableKmsKeyArn = props.tableKmsKeyArn;
     const roleProps = {
       path: rolePath,
       permissionsBoundary: props.rolePermissionsBoundary,
       tags: roleTags,
       vpc: vpc?.access,
+      // An existing table encrypted with a key of its own: every role reads the table through it.
+      tableKey:
+        tableKmsKeyArn === undefined
+          ? undefined
+          : {
+              arn: tableKmsKeyArn,
+              enabled: isLiteral(tableKmsKeyArn)
+                ? true
+                : // `compact` drops null ("" would render as undefined: CDKTF drops a literal "" operand).
+                  Op.gte(Fn.lengthOf(Token.asList(Fn.compact([tableKmsKeyArn]))), 1),
+              region,
+            },
     };
     this.graphInputs = new GraphInputs(this, "graph", {
       secrets: props.secrets,
@@ -230,8 +256,14 @@ export class MemoryTable extends Construct {
       policyArns: props.graphPolicyArns,
       region,
     });
+    // Every function is released the same way: a version per change, behind one alias name.
+    const release = {
+      publish: props.publish ?? DEFAULTS.publish,
+      aliasName: props.aliasName ?? DEFAULTS.aliasName,
+    };
     const image = {
       imageUri: props.imageUri,
+      imageUriManagedExternally: props.imageUriManagedExternally,
       entryPoint: props.imageEntryPoint,
       architecture: props.architecture ?? DEFAULTS.architecture,
       kmsKeyArn,
@@ -271,9 +303,10 @@ export class MemoryTable extends Construct {
       logLevel,
       environment: this.graphInputs.environment(props.environment, {
         ...runtimeEnvironment,
-        // Its own name (not a reference to itself, which would be a cycle): a run's next leg.
-        [ENVIRONMENT.workerFunctionName]: workerName,
+        // Its own name (not a reference to itself, which would be a cycle): a run's next leg, on its alias.
+        [ENVIRONMENT.workerFunctionName]: workerInvokedName(workerName, release),
       }),
+      release,
       tags: functionTags,
     });
 
@@ -286,7 +319,8 @@ export class MemoryTable extends Construct {
           ? DEFAULTS.recoverySweepSchedule
           : props.recoverySweepSchedule,
       workerFunctionName: this.worker.function.functionName,
-      workerFunctionArn: this.worker.function.arn,
+      workerFunctionArn: this.worker.version.targetArn,
+      workerQualifier: this.worker.version.qualifier,
       tags: functionTags,
     });
 
@@ -300,8 +334,8 @@ export class MemoryTable extends Construct {
         itemActions: DYNAMODB_ITEM_ACTIONS,
         itemResources: tableResources(table.arn),
         logGroupArn: this.logGroups.api.arn,
-        // Background runs go to the worker, and nowhere else.
-        workerFunctionArn: this.worker.arn,
+        // Background runs go to the worker's alias, and nowhere else.
+        workerFunctionArn: this.worker.invokedArn,
       },
     );
     this.cleanerRole = new FunctionRole(
@@ -332,21 +366,23 @@ export class MemoryTable extends Construct {
         props.reservedConcurrentExecutions ?? DEFAULTS.reservedConcurrentExecutions,
       logGroupName: this.logGroups.api.name,
       logLevel,
-      publish: props.publish ?? false,
+      publish: release.publish,
       environment: this.graphInputs.environment(props.environment, {
         ...runtimeEnvironment,
         [ENVIRONMENT.tenantClaim]: props.tenantClaim ?? DEFAULTS.tenantClaim,
-        // A reference: the API function is created once the worker exists.
-        [ENVIRONMENT.workerFunctionName]: this.worker.function.functionName,
+        // After the worker's alias: the API function is created once the worker can be invoked.
+        [ENVIRONMENT.workerFunctionName]: this.worker.invokedName,
       }),
-      dependsOn: [this.logGroups.api, ...this.functionRole.policies],
+      dependsOn: [this.logGroups.api, ...this.functionRole.policies, this.worker.version.alias],
     });
     this.apiVersion = new PublishedVersion(this, "function_alias", {
       function: this.apiFunction,
-      publish: props.publish ?? false,
-      aliasName: props.aliasName ?? DEFAULTS.aliasName,
+      ...release,
+      invokedBy: "the HTTP API",
       provisionedConcurrentExecutions:
         props.provisionedConcurrentExecutions ?? DEFAULTS.provisionedConcurrentExecutions,
+      stableVersion: props.stableVersion,
+      canaryWeight: props.canaryWeight,
     });
     this.userPool = new UserPool(this, "user_pool", {
       name,
@@ -374,7 +410,8 @@ export class MemoryTable extends Construct {
       role: { ...roleProps, roleName: roleName("stream") },
       itemResources: tableResources(table.arn),
       logGroup: this.logGroups.stream,
-      workerFunctionArn: this.worker.arn,
+      workerFunctionArn: this.worker.invokedArn,
+      dependsOn: [this.worker.version.alias],
       timeout: props.streamTimeout ?? DEFAULTS.streamTimeout,
       memorySize: props.streamMemorySize ?? memorySize,
       reservedConcurrentExecutions:
@@ -384,12 +421,13 @@ export class MemoryTable extends Construct {
       environment: this.graphInputs.environment(props.environment, {
         ...runtimeEnvironment,
         [ENVIRONMENT.tenantClaim]: props.tenantClaim ?? DEFAULTS.tenantClaim,
-        [ENVIRONMENT.workerFunctionName]: this.worker.function.functionName,
+        [ENVIRONMENT.workerFunctionName]: this.worker.invokedName,
         [ENVIRONMENT.jwtIssuer]: issuerValue,
         [ENVIRONMENT.jwtAudience]: commaJoined(audience),
         [ENVIRONMENT.apiKeyCacheSeconds]: apiKeyCacheSeconds,
       }),
       corsAllowOrigins: props.streamCorsAllowOrigins ?? corsAllowOrigins,
+      release,
       tags: functionTags,
     });
 
@@ -443,11 +481,17 @@ export class MemoryTable extends Construct {
         [ENVIRONMENT.tableName]: table.name,
         [ENVIRONMENT.logLevel]: logLevel,
       },
+      publish: release.publish,
       dependsOn: [this.logGroups.cleaner, ...this.cleanerRole.policies],
+    });
+    this.cleanerVersion = new PublishedVersion(this, "cleaner_alias", {
+      function: this.cleanerFunction,
+      ...release,
+      invokedBy: "the table's stream mapping",
     });
     this.cleanerTrigger = createCleanerTrigger(this, "cleaner_trigger", {
       streamArn: table.streamArn,
-      functionArn: this.cleanerFunction.arn,
+      functionArn: this.cleanerVersion.targetArn,
       deadLetterQueueArn: this.deadLetterQueue.arn,
       tags: functionTags,
     });
@@ -528,7 +572,7 @@ export class MemoryTable extends Construct {
       cleanerFunction: this.cleanerFunction,
       functionLimits: functionLimits(props),
       provisionedAlias: {
-        enabled: both(props.publish ?? false, provisionedConcurrency(props)),
+        enabled: both(release.publish, provisionedConcurrency(props)),
         aliasName: props.aliasName ?? DEFAULTS.aliasName,
       },
       deadLetterQueueName: this.deadLetterQueue.name,
@@ -752,7 +796,7 @@ function assertVersions(props: MemoryTableProps): void {
         `expected a whole number, 0 or more, got ${concurrency}`,
       );
     }
-    if (concurrency > 0 && props.publish !== true && !Token.isUnresolved(props.publish)) {
+    if (concurrency > 0 && props.publish === false) {
       throw new InvalidConfigurationError(
         "provisioned_concurrent_executions",
         `expected 0 without publish (provisioned concurrency needs a published version), got ${concurrency}`,
@@ -766,11 +810,41 @@ function assertVersions(props: MemoryTableProps): void {
       );
     }
   }
+  assertCanary(props);
   const alias = props.aliasName;
   if (alias !== undefined && isLiteral(alias) && !new RegExp(ALIAS_NAME_PATTERN).test(alias)) {
     throw new InvalidConfigurationError(
       "alias_name",
       `expected a letter, then up to 127 letters, digits, - or _, got ${JSON.stringify(alias)}`,
+    );
+  }
+}
+
+/** A canary needs the version it keeps (`stableVersion`), and both need published versions. */
+function assertCanary(props: MemoryTableProps): void {
+  assertWholeNumber("canary_weight", props.canaryWeight, CANARY_WEIGHT_PERCENT, " percent");
+  const stable = props.stableVersion;
+  if (
+    stable !== undefined &&
+    isLiteral(stable) &&
+    !new RegExp(VERSION_NUMBER_PATTERN).test(stable)
+  ) {
+    throw new InvalidConfigurationError(
+      "stable_version",
+      `expected a published version number like "7", got ${JSON.stringify(stable)}`,
+    );
+  }
+  const weight = props.canaryWeight;
+  if (weight !== undefined && isLiteral(weight) && weight > 0 && stable === undefined) {
+    throw new InvalidConfigurationError(
+      "canary_weight",
+      `expected 0 without stable_version (the version the alias keeps while ${weight}% go to the latest), got ${weight}`,
+    );
+  }
+  if ((props.publish ?? DEFAULTS.publish) === false && stable !== undefined) {
+    throw new InvalidConfigurationError(
+      "stable_version",
+      `expected none without publish (only an alias keeps a version), got ${JSON.stringify(stable)}`,
     );
   }
 }

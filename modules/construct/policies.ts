@@ -207,6 +207,22 @@ export function functionPolicy(input: FunctionPolicyInput): PolicyDocument {
   return { Version: "2012-10-17", Statement: statements };
 }
 
+/** An existing table's own key: usable only through DynamoDB, as the module's key is. */
+export function tableKeyPolicy(keyArn: string, region: string): PolicyDocument {
+  return {
+    Version: "2012-10-17",
+    Statement: [
+      {
+        Sid: "TableKeyThroughDynamoDB",
+        Effect: "Allow",
+        Action: ["kms:Decrypt", "kms:GenerateDataKey"],
+        Resource: [keyArn],
+        Condition: { StringEquals: { "kms:ViaService": [`dynamodb.${region}.amazonaws.com`] } },
+      },
+    ],
+  };
+}
+
 /** Lets the function assume the tenant role, tagging the session with the tenant. */
 export function assumeTenantRolePolicy(tenantRoleArn: string): PolicyDocument {
   return {

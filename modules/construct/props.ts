@@ -108,6 +108,16 @@ export interface MemoryTableProps {
   readonly kmsKeyArn?: string;
   /** Default 30. */
   readonly kmsKeyDeletionWindowInDays?: number;
+  /**
+   * Create the table (default true). False: an existing table with the module's definition (keys, indexes, TTL
+   * attribute, a KEYS_ONLY stream), given by `tableName`, `tableArn` and `tableStreamArn`.
+   */
+  readonly createTable?: Flag;
+  readonly tableName?: string;
+  readonly tableArn?: string;
+  readonly tableStreamArn?: string;
+  /** The existing table's customer-managed key (none: an AWS owned or AWS managed key). */
+  readonly tableKmsKeyArn?: string;
   /** Table and user pool deletion protection (default true). */
   readonly deletionProtection?: Flag;
   /** Create a Cognito user pool and app client (default: when no `jwtIssuer` is given). */
@@ -133,10 +143,29 @@ export interface MemoryTableProps {
    * code that does; the bundled handler does not (default false).
    */
   readonly attachTenantRoleAssumePolicy?: Flag;
-  /** Publish a version of the API function on every change, behind an alias the API invokes (default false). */
+  /**
+   * Publish a version of every function on every change, behind an alias (`aliasName`) that every invoker calls:
+   * the HTTP API, the stream function's URL, the stream mapping, the recovery sweep and the worker's callers
+   * (default true). False: everything invokes $LATEST.
+   */
   readonly publish?: Flag;
-  /** Alias of the published version (default `live`). */
+  /** Alias of the published versions (default `live`). */
   readonly aliasName?: string;
+  /**
+   * The published version of the API function its alias keeps (a rollback, or the stable side of a canary), as
+   * a number like `"7"`; default: the latest version, so every change reaches the alias on apply.
+   */
+  readonly stableVersion?: string;
+  /**
+   * Percent (0 to 100) of the API function alias's invocations routed to the latest published version while the
+   * alias stays on `stableVersion` (default 0: no canary).
+   */
+  readonly canaryWeight?: number;
+  /**
+   * A pipeline owns the image (`aws lambda update-function-code --publish`, then `update-alias`): Terraform
+   * ignores `image_uri` changes after creation (default false). A known value only: it is a lifecycle setting.
+   */
+  readonly imageUriManagedExternally?: boolean;
   /** Provisioned concurrency of the API function's alias (default 0: none); needs `publish`. */
   readonly provisionedConcurrentExecutions?: number;
   /** Create the CloudWatch alarms (default false). */
@@ -209,7 +238,10 @@ export const DEFAULTS = {
   rolePath: "/",
   cleanerTimeout: 60,
   cleanerReservedConcurrentExecutions: 2,
+  // Every function on a version behind an alias: a rollout or a rollback is one alias update.
+  publish: true,
   aliasName: "live",
+  canaryWeight: 0,
   provisionedConcurrentExecutions: 0,
   enableApiKeys: false,
   apiKeyCacheSeconds: DEFAULT_API_KEY_CACHE_SECONDS,

@@ -15,9 +15,10 @@ export interface RecoverySweepProps {
   name: string;
   /** A `rate(...)` or `cron(...)` expression; null or "" turns the sweep off (a reference: decided at plan). */
   schedule: string | null;
-  /** The worker function, invoked unqualified like every other caller does. */
+  /** The worker function, invoked as every other caller does: its alias with `publish` (ARN and qualifier). */
   workerFunctionName: string;
   workerFunctionArn: string;
+  workerQualifier?: string;
   tags: Record<string, string>;
 }
 
@@ -54,12 +55,13 @@ export class RecoverySweep extends Construct {
       arn: props.workerFunctionArn,
       input: JSON.stringify(RECOVERY_SWEEP_EVENT),
     });
-    // This rule only, and only the worker's $LATEST: no other rule or account may invoke it through EventBridge.
+    // This rule only, and only what it targets: no other rule or account may invoke it through EventBridge.
     this.permission = new LambdaPermission(this, "permission", {
       count,
       statementId: "AllowRecoverySweepSchedule",
       action: "lambda:InvokeFunction",
       functionName: props.workerFunctionName,
+      qualifier: props.workerQualifier,
       principal: "events.amazonaws.com",
       sourceArn: this.ruleArn,
     });

@@ -11,6 +11,7 @@ import {
   tenantPolicy,
   tenantTrustPolicy,
   trustPolicy,
+  tableKeyPolicy,
   vpcAccessPolicy,
   type VpcAccessResources,
 } from "./policies";
@@ -22,6 +23,8 @@ export interface RoleProps {
   tags: Record<string, string>;
   /** With functions in a VPC: the network-interface permissions Lambda needs (a policy of its own). */
   vpc?: VpcAccess;
+  /** An existing table's own key (`enabled`: given), usable through DynamoDB (a policy of its own). */
+  tableKey?: { arn: string; enabled: Flag; region: string };
 }
 
 export interface VpcAccess extends VpcAccessResources {
@@ -35,6 +38,8 @@ export class FunctionRole extends Construct {
   readonly policy: IamRolePolicy;
   /** With `vpc`: the network-interface permissions (`count`: in a VPC only). */
   readonly vpcPolicy?: IamRolePolicy;
+  /** With `tableKey`: the existing table's key through DynamoDB (`count`: given only). */
+  readonly tableKeyPolicy?: IamRolePolicy;
   /** What its function must wait for: every policy of the role (Lambda checks ENI permissions at creation). */
   readonly policies: ITerraformDependable[];
   /**
@@ -86,7 +91,17 @@ export class FunctionRole extends Construct {
         policy: Fn.jsonencode(vpcAccessPolicy(props.vpc)),
       });
     }
-    this.policies = this.vpcPolicy === undefined ? [this.policy] : [this.policy, this.vpcPolicy];
+    if (props.tableKey !== undefined) {
+      this.tableKeyPolicy = new IamRolePolicy(this, "table_key", {
+        count: countIf(both(this.create, props.tableKey.enabled)),
+        name: "memory-table-table-key",
+        role: this.roleId,
+        policy: Fn.jsonencode(tableKeyPolicy(props.tableKey.arn, props.tableKey.region)),
+      });
+    }
+    this.policies = [this.policy, this.vpcPolicy, this.tableKeyPolicy].filter(
+      (policy): policy is IamRolePolicy => policy !== undefined,
+    );
   }
 }
 

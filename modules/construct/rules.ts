@@ -144,6 +144,10 @@ export const STATEMENT_ID_PATTERN = "^[A-Za-z0-9]+$";
 export const ACTION_PATTERN = "^[A-Za-z0-9-]+:[A-Za-z0-9*]+$";
 /** A Lambda alias name that cannot be mistaken for a version number. */
 export const ALIAS_NAME_PATTERN = "^[A-Za-z][A-Za-z0-9_-]{0,127}$";
+/** A published Lambda version (`$LATEST` is not one: an alias on it could not route a canary). */
+export const VERSION_NUMBER_PATTERN = "^[1-9][0-9]{0,9}$";
+/** Percent of an alias's invocations routed to the canary version. */
+export const CANARY_WEIGHT_PERCENT = { min: 0, max: 100 } as const;
 
 /** CORS origins: https only (a browser origin over http is readable by anyone on the path), http for local dev. */
 export const CORS_ORIGIN_PATTERN =
@@ -166,6 +170,12 @@ export const RESERVED_NAME_ENDING_PATTERN = `(${RESERVED_NAME_ENDINGS.join("|")}
 export const RESERVED_NAME_ENDING_RULE = `a name not ending in ${RESERVED_NAME_ENDINGS.join(", ")} (another instance's resources use those names: x-worker would collide with instance x's worker)`;
 
 /** A VPC subnet id and a security group id (8 or 17 hex digits). */
+/** An existing table's name, ARN and stream ARN. */
+export const TABLE_NAME_PATTERN = "^[A-Za-z0-9_.-]{3,255}$";
+export const TABLE_ARN_PATTERN =
+  "^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:[0-9]{12}:table/[A-Za-z0-9_.-]{3,255}$";
+export const TABLE_STREAM_ARN_PATTERN =
+  "^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:[0-9]{12}:table/[A-Za-z0-9_.-]{3,255}/stream/[0-9TZ:.-]+$";
 export const SUBNET_ID_PATTERN = "^subnet-([0-9a-f]{8}|[0-9a-f]{17})$";
 export const SECURITY_GROUP_ID_PATTERN = "^sg-([0-9a-f]{8}|[0-9a-f]{17})$";
 

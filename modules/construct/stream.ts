@@ -5,14 +5,15 @@ import { LambdaFunctionUrl } from "@cdktf/provider-aws/lib/lambda-function-url";
 import { LambdaPermission } from "@cdktf/provider-aws/lib/lambda-permission";
 import { CloudcontrolapiResource } from "@cdktf/provider-aws/lib/cloudcontrolapi-resource";
 import { Fn } from "../cdktf";
+import type { ITerraformDependable } from "../cdktf";
 import { DYNAMODB_ITEM_ACTIONS } from "../../src/table/iam-actions";
 import { IMAGE_HANDLERS } from "../../src/runtime/environment";
 import { ROUTES } from "../../src/runtime/http/routes";
 import { addBlockIfAny, attributeOf, both, countIf, type Flag } from "./expressions";
-import { createImageFunction } from "./function";
+import { createImageFunction, PublishedVersion } from "./function";
 import type { Context } from "./props";
 import { FunctionRole, type RoleProps } from "./role";
-import type { ImageSettings } from "./worker";
+import type { ImageSettings, Release } from "./worker";
 
 /** `CMD` of the streaming entry (image/stream.ts). */
 export const STREAM_HANDLER = IMAGE_HANDLERS.stream;
@@ -46,6 +47,8 @@ export interface StreamFunctionProps {
   logGroup: CloudwatchLogGroup;
   /** The worker it hands background runs to, by ARN (its role may invoke exactly that function). */
   workerFunctionArn: string;
+  /** What must exist before the function runs (the worker's alias, which WORKER_FUNCTION_NAME names). */
+  dependsOn?: ITerraformDependable[];
   timeout: number;
   memorySize: number;
   reservedConcurrentExecutions: number;
@@ -54,6 +57,8 @@ export interface StreamFunctionProps {
   environment: Record<string, string>;
   /** Origins allowed by CORS (none: no CORS configuration, so browsers of other origins are refused). */
   corsAllowOrigins: string[];
+  /** With `publish`, the URL serves the alias (a URL of its own: a qualifier cannot be changed in place). */
+  release: Release;
   tags: Record<string, string>;
 }
 
@@ -77,6 +82,8 @@ export class StreamFunction extends Construct {
    * invoked through a function URL (condition lambda:InvokedViaFunctionUrl), declared through Cloud Control.
    */
   readonly invokeViaUrlPermission: CloudcontrolapiResource;
+  /** Its published version and the alias its URL serves (`publish`, with the function). */
+  readonly version: PublishedVersion;
   /** Attributes valid whether it is created or not (null when it is not). */
   readonly functionName: string;
   readonly functionArn: string;
@@ -113,13 +120,23 @@ export class StreamFunction extends Construct {
       logGroupName: attributeOf(props.logGroup, "name"),
       logLevel: props.logLevel,
       environment: props.environment,
-      dependsOn: [props.logGroup, ...this.role.policies],
+      publish: props.release.publish,
+      dependsOn: [props.logGroup, ...this.role.policies, ...(props.dependsOn ?? [])],
     });
     this.functionName = attributeOf(this.function, "function_name");
     this.functionArn = attributeOf(this.function, "arn");
+    this.version = new PublishedVersion(this, "alias", {
+      function: this.function,
+      create: props.create,
+      publish: props.release.publish,
+      aliasName: props.release.aliasName,
+      invokedBy: "the function URL",
+    });
+    const qualifier = this.version.qualifier;
     this.url = new LambdaFunctionUrl(this, "url", {
       count,
       functionName: this.functionName,
+      qualifier,
       // The function verifies the JWT itself (src/runtime/function-url.ts): a function URL has no JWT
       // authorizer, and AWS_IAM would ask browsers for SigV4-signed requests.
       authorizationType: "NONE",
@@ -135,6 +152,7 @@ export class StreamFunction extends Construct {
       statementId: "AllowPublicFunctionUrl",
       action: "lambda:InvokeFunctionUrl",
       functionName: this.functionName,
+      qualifier,
       principal: "*",
       functionUrlAuthType: "NONE",
       dependsOn: [this.url],
@@ -149,7 +167,8 @@ export class StreamFunction extends Construct {
       typeName: LAMBDA_PERMISSION_TYPE,
       schema: JSON.stringify(LAMBDA_PERMISSION_SCHEMA),
       desiredState: Fn.jsonencode({
-        FunctionName: this.functionName,
+        // `<name>:<alias>` with `publish`: the statement is on the URL's qualifier.
+        FunctionName: this.version.qualifiedName,
         Action: "lambda:InvokeFunction",
         Principal: "*",
         InvokedViaFunctionUrl: true,

@@ -1,13 +1,25 @@
 import { Construct } from "constructs";
+import { TerraformLocal, Token } from "../cdktf";
 import { DynamodbTable } from "@cdktf/provider-aws/lib/dynamodb-table";
 import { TABLE_DEFINITION } from "../../src/table/definition";
-import type { Flag } from "./expressions";
+import { attributeOf, choose, countIf, type Flag } from "./expressions";
+
+/** A table created elsewhere, with the same definition (keys, indexes, TTL attribute, a KEYS_ONLY stream). */
+export interface ExistingTable {
+  tableName: string;
+  tableArn: string;
+  /** Its stream: the cleaner reads it. */
+  streamArn: string;
+}
 
 export interface TableProps {
   name: string;
   kmsKeyArn: string;
   deletionProtection: Flag;
   tags: Record<string, string>;
+  /** Create the table (default true); false uses `existing`. */
+  create?: Flag;
+  existing?: ExistingTable;
 }
 
 /**
@@ -16,10 +28,16 @@ export interface TableProps {
  */
 export class Table extends Construct {
   readonly table: DynamodbTable;
+  /** The table the functions use, created or existing. */
+  readonly name: string;
+  readonly arn: string;
+  readonly streamArn: string;
 
   constructor(scope: Construct, id: string, props: TableProps) {
     super(scope, id);
+    const create = props.create ?? true;
     this.table = new DynamodbTable(this, "table", {
+      count: create === true ? undefined : countIf(create),
       name: props.name,
       billingMode: "PAY_PER_REQUEST",
       hashKey: TABLE_DEFINITION.partitionKey,
@@ -42,5 +60,20 @@ export class Table extends Construct {
       streamViewType: TABLE_DEFINITION.streamViewType,
       tags: props.tags,
     });
+    if (create === true) {
+      this.name = this.table.name;
+      this.arn = this.table.arn;
+      this.streamArn = this.table.streamArn;
+      return;
+    }
+    const existing = props.existing ?? { tableName: "", tableArn: "", streamArn: "" };
+    // Locals: every policy and environment reads one name for the table, created or not.
+    const attribute = (local: string, name: string, given: string) => {
+      const value = choose(create, attributeOf(this.table, name), given);
+      return Token.isUnresolved(value) ? new TerraformLocal(this, local, value).asString : value;
+    };
+    this.name = attribute("name", "name", existing.tableName);
+    this.arn = attribute("arn", "arn", existing.tableArn);
+    this.streamArn = attribute("stream_arn", "stream_arn", existing.streamArn);
   }
 }

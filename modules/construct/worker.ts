@@ -1,5 +1,5 @@
 import { Construct } from "constructs";
-import { Op, Token } from "../cdktf";
+import { Fn, Op, Token } from "../cdktf";
 import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group";
 import { LambdaEventSourceMapping } from "@cdktf/provider-aws/lib/lambda-event-source-mapping";
 import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
@@ -7,7 +7,13 @@ import { LambdaFunctionEventInvokeConfig } from "@cdktf/provider-aws/lib/lambda-
 import { SqsQueue } from "@cdktf/provider-aws/lib/sqs-queue";
 import { DYNAMODB_ITEM_ACTIONS } from "../../src/table/iam-actions";
 import { IMAGE_HANDLERS } from "../../src/runtime/environment";
-import { createDeadLetterQueue, createImageFunction, type ImageFunctionProps } from "./function";
+import type { Flag } from "./expressions";
+import {
+  createDeadLetterQueue,
+  createImageFunction,
+  type ImageFunctionProps,
+  PublishedVersion,
+} from "./function";
 import type { Context } from "./props";
 import { FunctionRole, type RoleProps } from "./role";
 import { isLiteral } from "./rules";
@@ -15,8 +21,20 @@ import { isLiteral } from "./rules";
 /** The image settings every function shares. */
 export type ImageSettings = Pick<
   ImageFunctionProps,
-  "imageUri" | "entryPoint" | "architecture" | "kmsKeyArn" | "tags" | "vpc"
+  | "imageUri"
+  | "entryPoint"
+  | "architecture"
+  | "kmsKeyArn"
+  | "tags"
+  | "vpc"
+  | "imageUriManagedExternally"
 >;
+
+/** How a function is released: a version published on every change, behind an alias every invoker calls. */
+export interface Release {
+  publish: Flag;
+  aliasName: string;
+}
 
 export interface WorkerProps {
   context: Context;
@@ -36,6 +54,7 @@ export interface WorkerProps {
   logLevel: string;
   /** Its environment, WORKER_FUNCTION_NAME (its own name, for its next legs) included. */
   environment: Record<string, string>;
+  release: Release;
   tags: Record<string, string>;
 }
 
@@ -56,11 +75,20 @@ export class Worker extends Construct {
    * function there would be a cycle: the function waits for its role's policy).
    */
   readonly arn: string;
+  /** What callers invoke, built the same way: the alias's ARN with `publish`, the unqualified ARN otherwise. */
+  readonly invokedArn: string;
+  /** The name callers pass to Invoke (WORKER_FUNCTION_NAME): `<name>:<alias>` with `publish`. */
+  readonly invokedName: string;
+  /** Its published version and alias (`publish`). */
+  readonly version: PublishedVersion;
 
   constructor(scope: Construct, id: string, props: WorkerProps) {
     super(scope, id);
     const { context } = props;
     this.arn = workerFunctionArn(context, props.functionName);
+    const { publish, aliasName } = props.release;
+    this.invokedArn = `${this.arn}${aliasSuffix(props.release)}`;
+    this.invokedName = workerInvokedName(props.functionName, props.release);
     const logGroup = props.logGroup;
     this.failureQueue = createDeadLetterQueue(
       this,
@@ -81,8 +109,8 @@ export class Worker extends Construct {
       // Lambda sends the jobs it gives up on with this role; the mapping reads them back with it.
       failureDestinationArn: this.failureQueue.arn,
       sourceQueueArn: this.failureQueue.arn,
-      // A run longer than one leg continues in a new invocation of this function, and only this one.
-      workerFunctionArn: this.arn,
+      // A run longer than one leg continues in a new invocation of this function (its alias), and only this one.
+      workerFunctionArn: this.invokedArn,
     });
     this.function = createImageFunction(this, "function", {
       ...props.image,
@@ -95,19 +123,28 @@ export class Worker extends Construct {
       logGroupName: logGroup.name,
       logLevel: props.logLevel,
       environment: props.environment,
+      publish,
       dependsOn: [logGroup, ...this.role.policies],
+    });
+    this.version = new PublishedVersion(this, "alias", {
+      function: this.function,
+      publish,
+      aliasName,
+      invokedBy: "every caller of the worker",
     });
     // No dead-letter queue: a destination record carries the job and why it failed, and the worker reads
     // `requestPayload`; a dead-letter queue as well would deliver each failure twice, the second without it.
+    // Per qualifier: the alias's, which is what every caller invokes.
     this.invokeConfig = new LambdaFunctionEventInvokeConfig(this, "invoke_config", {
       functionName: this.function.functionName,
+      qualifier: this.version.qualifier,
       maximumRetryAttempts: props.maximumRetryAttempts,
       maximumEventAgeInSeconds: props.maximumEventAgeInSeconds,
       destinationConfig: { onFailure: { destination: this.failureQueue.arn } },
     });
     this.failureTrigger = new LambdaEventSourceMapping(this, "failure_trigger", {
       eventSourceArn: this.failureQueue.arn,
-      functionName: this.function.arn,
+      functionName: this.version.targetArn,
       // Recording a failed run is a few writes: small batches, at most two at a time, so the failures of a
       // bad deployment do not take the concurrency that runs need.
       batchSize: 5,
@@ -117,6 +154,21 @@ export class Worker extends Construct {
       tags: props.tags,
     });
   }
+}
+
+/** WORKER_FUNCTION_NAME: the worker's alias (`<name>:<alias>`) with `publish`, its name otherwise. */
+export function workerInvokedName(functionName: string, release: Release): string {
+  return `${functionName}${aliasSuffix(release)}`;
+}
+
+/**
+ * `:<alias>` with `publish`, "" without: appended to a name or ARN (never a template passed into a function,
+ * which CDKTF renders wrongly).
+ */
+function aliasSuffix(release: Release): string {
+  const { publish, aliasName } = release;
+  if (typeof publish === "boolean" && isLiteral(aliasName)) return publish ? `:${aliasName}` : "";
+  return Token.asString(Fn.conditional(publish, Fn.format(":%s", [aliasName]), ""));
 }
 
 /** `arn:<partition>:lambda:<region>:<account>:function:<name>`, unqualified. */

@@ -172,14 +172,20 @@ describe("MemoryTable construct (synth)", () => {
     expect(variablesOf("agents")).toEqual({
       ...runtime,
       [ENVIRONMENT.tenantClaim]: "custom:tenant_id",
-      // By reference: the API function is created once the worker exists.
-      [ENVIRONMENT.workerFunctionName]: ref("aws_lambda_function", workerName, "function_name"),
+      // The worker's alias (every function is published by default); the API function waits for it.
+      [ENVIRONMENT.workerFunctionName]: "agents-worker:live",
     });
+    expect(
+      onlyResource(synthesized, "aws_lambda_function", (fn) => fn.function_name === "agents")[1]
+        .depends_on,
+    ).toContain(
+      `aws_lambda_alias.${onlyResource(synthesized, "aws_lambda_alias", (alias) => String(alias.function_name).includes(workerName))[0]}`,
+    );
     // The worker hands a run's next leg to itself, by name (a reference to itself would be a cycle); it reads
     // no JWT, so no tenant claim.
     expect(variablesOf("agents-worker")).toEqual({
       ...runtime,
-      [ENVIRONMENT.workerFunctionName]: "agents-worker",
+      [ENVIRONMENT.workerFunctionName]: "agents-worker:live",
     });
     // The stream function: the API function's, and the issuer and audience it verifies tokens against itself
     // (the authorizer's: the created user pool and its app client).
@@ -191,7 +197,7 @@ describe("MemoryTable construct (synth)", () => {
     expect(streamVariables).toEqual({
       ...runtime,
       [ENVIRONMENT.tenantClaim]: "custom:tenant_id",
-      [ENVIRONMENT.workerFunctionName]: ref("aws_lambda_function", workerName, "function_name"),
+      [ENVIRONMENT.workerFunctionName]: "agents-worker:live",
       [ENVIRONMENT.jwtIssuer]: expect.stringMatching(/^\$\{local\.[A-Za-z0-9_]+\}$/),
       // The created app client, the one audience.
       [ENVIRONMENT.jwtAudience]: `\${one(aws_cognito_user_pool_client.${clientName}[*].id)}`,
@@ -535,8 +541,21 @@ describe("MemoryTable construct (synth)", () => {
       /^Invalid graph_policy_arns: expected an IAM policy ARN for admin/,
     ],
     [
-      { provisionedConcurrentExecutions: 2 },
+      { publish: false, provisionedConcurrentExecutions: 2 },
       /^Invalid provisioned_concurrent_executions: expected 0 without publish/,
+    ],
+    [{ canaryWeight: 10 }, /^Invalid canary_weight: expected 0 without stable_version/],
+    [
+      { stableVersion: "7", canaryWeight: 101 },
+      /^Invalid canary_weight: expected a whole number from 0 to 100 percent/,
+    ],
+    [
+      { stableVersion: "$LATEST" },
+      /^Invalid stable_version: expected a published version number like "7"/,
+    ],
+    [
+      { publish: false, stableVersion: "7" },
+      /^Invalid stable_version: expected none without publish/,
     ],
     [
       { publish: true, provisionedConcurrentExecutions: 60 },
@@ -821,9 +840,9 @@ describe("MemoryTable construct: what a graph needs, alarms, published versions 
     },
   );
 
-  it("invokes $LATEST by default, and the alias of the published version with publish", () => {
-    const plain = synthesize(build().stack);
-    expect(onlyResource(plain, "aws_lambda_alias")[1].count).toBe(0);
+  it("invokes $LATEST with publish = false, and the alias of the published version by default", () => {
+    const plain = synthesize(build({ publish: false }).stack);
+    for (const [, alias] of resourcesOf(plain, "aws_lambda_alias")) expect(alias.count).toBe(0);
     expect(onlyResource(plain, "aws_lambda_provisioned_concurrency_config")[1].count).toBe(0);
     const [apiName, api] = onlyResource(
       plain,
@@ -844,10 +863,10 @@ describe("MemoryTable construct: what a graph needs, alarms, published versions 
       )[1];
     expect(apiPermission(plain).qualifier).toBeUndefined();
 
-    const published = synthesize(
-      build({ publish: true, provisionedConcurrentExecutions: 5 }).stack,
+    const published = synthesize(build({ provisionedConcurrentExecutions: 5 }).stack);
+    const [aliasName, alias] = onlyResource(published, "aws_lambda_alias", (config) =>
+      String(config.function_name).includes(apiName),
     );
-    const [aliasName, alias] = onlyResource(published, "aws_lambda_alias");
     expect(alias).toMatchObject({ count: 1, name: "live" });
     expect(alias.function_version).toMatch(/aws_lambda_function\..+\.version/);
     expect(onlyResource(published, "aws_lambda_provisioned_concurrency_config")[1]).toMatchObject({
@@ -1035,11 +1054,11 @@ describe("MemoryTable construct: the background-run worker (synth)", () => {
           policy.name === "memory-table" && policy.role === roleIdOf(synthesized, functionName),
       )[1].policy,
     );
-  /** The worker's unqualified ARN, as the roles name it (known at plan). */
+  /** The ARN of the worker's alias, as the roles name it (known at plan: built from the names). */
   const workerArnIn = (synthesized: Synthesized) => {
     const [partition] = Object.keys(synthesized.data!.aws_partition!);
     const [region] = Object.keys(synthesized.data!.aws_region!);
-    return `arn:\${data.aws_partition.${partition}.partition}:lambda:\${data.aws_region.${region}.id}:123456789012:function:agents-worker`;
+    return `arn:\${data.aws_partition.${partition}.partition}:lambda:\${data.aws_region.${region}.id}:123456789012:function:agents-worker:live`;
   };
 
   it("is invoked asynchronously: Lambda retries, then sends the job to the worker's own encrypted queue, which feeds it back", () => {
@@ -1060,8 +1079,13 @@ describe("MemoryTable construct: the background-run worker (synth)", () => {
     });
     expect(queue.redrive_policy).toBeUndefined();
     const [, invokeConfig] = onlyResource(synthesized, "aws_lambda_function_event_invoke_config");
+    const [workerAlias] = onlyResource(synthesized, "aws_lambda_alias", (alias) =>
+      String(alias.function_name).includes(workerName),
+    );
     expect(invokeConfig).toEqual({
       function_name: ref("aws_lambda_function", workerName, "function_name"),
+      // Per qualifier: the alias every caller invokes.
+      qualifier: `\${one(aws_lambda_alias.${workerAlias}[*].name)}`,
       maximum_retry_attempts: 2,
       maximum_event_age_in_seconds: 3600,
       destination_config: { on_failure: { destination: queueArn } },
@@ -1073,7 +1097,7 @@ describe("MemoryTable construct: the background-run worker (synth)", () => {
     );
     expect(trigger).toEqual({
       event_source_arn: queueArn,
-      function_name: ref("aws_lambda_function", workerName, "arn"),
+      function_name: `\${one(aws_lambda_alias.${workerAlias}[*].arn)}`,
       batch_size: 5,
       // src/runtime/worker.ts answers with batchItemFailures: only the records it could not record come back.
       function_response_types: ["ReportBatchItemFailures"],
@@ -1141,10 +1165,10 @@ describe("MemoryTable construct: the background-run worker (synth)", () => {
       if (policy.role === roleIdOf(synthesized, "agents-stream")) continue;
       expect(String(policy.policy)).not.toContain("lambda:");
     }
-    // The worker's ARN names exactly the function that is created.
+    // The worker's ARN names exactly the function that is created, on its alias.
     expect(
       workerArn.endsWith(
-        `:function:${String(functionNamed(synthesized, "agents-worker")[1].function_name)}`,
+        `:function:${String(functionNamed(synthesized, "agents-worker")[1].function_name)}:live`,
       ),
     ).toBe(true);
   });
@@ -1160,10 +1184,13 @@ describe("MemoryTable construct: the background-run worker (synth)", () => {
       tags: {},
     });
     const [, target] = onlyResource(synthesized, "aws_cloudwatch_event_target");
+    const [workerAlias] = onlyResource(synthesized, "aws_lambda_alias", (alias) =>
+      String(alias.function_name).includes(workerName),
+    );
     expect(target).toMatchObject({
       count: 1,
       rule: `\${one(aws_cloudwatch_event_rule.${ruleName}[*].name)}`,
-      arn: ref("aws_lambda_function", workerName, "arn"),
+      arn: `\${one(aws_lambda_alias.${workerAlias}[*].arn)}`,
     });
     // Exactly the event worker.handler tells from a run job, with the kind the worker reads.
     expect(JSON.parse(String(target.input))).toEqual({ kind: RECOVERY_SWEEP_KIND });
@@ -1178,6 +1205,7 @@ describe("MemoryTable construct: the background-run worker (synth)", () => {
       statement_id: "AllowRecoverySweepSchedule",
       action: "lambda:InvokeFunction",
       function_name: ref("aws_lambda_function", workerName, "function_name"),
+      qualifier: `\${one(aws_lambda_alias.${workerAlias}[*].name)}`,
       principal: "events.amazonaws.com",
       source_arn: `\${one(aws_cloudwatch_event_rule.${ruleName}[*].arn)}`,
     });
@@ -1368,9 +1396,15 @@ describe("MemoryTable construct: the stream function (synth)", () => {
     const [fnName] = streamFunction(synthesized);
     const functionName = `\${one(aws_lambda_function.${fnName}[*].function_name)}`;
     const [urlName, url] = onlyResource(synthesized, "aws_lambda_function_url");
+    // The URL serves the stream function's alias (published by default).
+    const [aliasName] = onlyResource(synthesized, "aws_lambda_alias", (alias) =>
+      String(alias.function_name).includes(fnName),
+    );
+    const qualifier = `\${one(aws_lambda_alias.${aliasName}[*].name)}`;
     expect(url).toEqual({
       count: 1,
       function_name: functionName,
+      qualifier,
       authorization_type: "NONE",
       invoke_mode: "RESPONSE_STREAM",
     });
@@ -1384,6 +1418,7 @@ describe("MemoryTable construct: the stream function (synth)", () => {
         statement_id: "AllowPublicFunctionUrl",
         action: "lambda:InvokeFunctionUrl",
         function_name: functionName,
+        qualifier,
         principal: "*",
         function_url_auth_type: "NONE",
         depends_on: [`aws_lambda_function_url.${urlName}`],
@@ -1398,7 +1433,7 @@ describe("MemoryTable construct: the stream function (synth)", () => {
       expect.objectContaining({
         count: 1,
         type_name: "AWS::Lambda::Permission",
-        desired_state: `\${jsonencode({"FunctionName" = ${functionName.slice(2, -1)}, "Action" = "lambda:InvokeFunction", "Principal" = "*", "InvokedViaFunctionUrl" = true})}`,
+        desired_state: `\${jsonencode({"FunctionName" = format("%s:%s", ${functionName.slice(2, -1)}, ${qualifier.slice(2, -1)}), "Action" = "lambda:InvokeFunction", "Principal" = "*", "InvokedViaFunctionUrl" = true})}`,
         depends_on: [expect.stringMatching(/^aws_lambda_permission\..*url_permission/)],
       }),
     ]);

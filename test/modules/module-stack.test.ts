@@ -11,7 +11,7 @@ import { routeId } from "../../modules/construct/api";
 import { ROUTES } from "../../src/runtime/http/routes";
 import { useScratchOutdir } from "./support/outdir";
 import { expectSecurityBar } from "./support/security-bar";
-import { synthesize } from "./support/synthesized";
+import { synthesize, synthesizeWithoutToggles } from "./support/synthesized";
 
 /** Every address but the routes (one per entry of ROUTES). Changing one needs a `moved` block for consumers. */
 const STABLE_ADDRESSES = [
@@ -73,6 +73,13 @@ const STABLE_ADDRESSES = [
   "aws_kms_key.alarms_topic_key",
   "aws_kms_key.key",
   "aws_lambda_alias.function_alias",
+  "aws_lambda_alias.worker_alias",
+  "aws_lambda_alias.cleaner_alias",
+  "aws_lambda_alias.stream_alias",
+  "aws_lambda_function.function_external_image",
+  "aws_lambda_function.worker_function_external_image",
+  "aws_lambda_function.cleaner_function_external_image",
+  "aws_lambda_function.stream_function_external_image",
   "aws_lambda_event_source_mapping.cleaner_trigger",
   "aws_lambda_event_source_mapping.worker_failure_trigger",
   "aws_lambda_function.cleaner_function",
@@ -111,6 +118,10 @@ const STABLE_ADDRESSES = [
   "aws_iam_role_policy.function_role_vpc",
   "aws_iam_role_policy.stream_role_vpc",
   "aws_iam_role_policy.worker_role_vpc",
+  "aws_iam_role_policy.function_role_table_key",
+  "aws_iam_role_policy.worker_role_table_key",
+  "aws_iam_role_policy.cleaner_role_table_key",
+  "aws_iam_role_policy.stream_role_table_key",
   "aws_cloudwatch_metric_alarm.alarms_stream_function_errors",
   "aws_cloudwatch_metric_alarm.alarms_stream_function_throttles",
   "aws_cloudwatch_metric_alarm.alarms_stream_function_runs_failed",
@@ -130,7 +141,60 @@ const build = () => new ModuleStack(Testing.app({ outdir: outdir() }), "memory-t
 
 describe("HCL module stack (synth)", () => {
   it("meets the security bar, with exact IAM actions per role, through its variables", () => {
-    expectSecurityBar(synthesize(build()));
+    expectSecurityBar(synthesizeWithoutToggles(build()));
+  });
+
+  it("switches every resource off with create, and gives each function a variant that ignores image_uri", () => {
+    const stack = build();
+    const base = synthesizeWithoutToggles(stack);
+    const toggled = synthesize(stack);
+    // The same resources, plus one variant per function.
+    const functions = Object.keys(base.resource.aws_lambda_function!);
+    expect(Object.keys(toggled.resource.aws_lambda_function!).sort()).toEqual(
+      [...functions, ...functions.map((name) => `${name}_external_image`)].sort(),
+    );
+    for (const [type, resources] of Object.entries(toggled.resource)) {
+      for (const [name, config] of Object.entries(resources)) {
+        const switched = String(config.count ?? config.for_each);
+        expect({ address: `${type}.${name}`, switched }).toEqual({
+          address: `${type}.${name}`,
+          switched: expect.stringMatching(/^\$\{var\.create \? .+ : (0|\{\})\}$/),
+        });
+      }
+    }
+    for (const name of functions) {
+      const managed = toggled.resource.aws_lambda_function![name]!;
+      const external = toggled.resource.aws_lambda_function![`${name}_external_image`]!;
+      expect(external.lifecycle).toEqual({ ignore_changes: ["image_uri"] });
+      expect(managed.lifecycle).toBeUndefined();
+      // Exactly one of the two: the same settings otherwise.
+      expect(String(managed.count)).toContain("!var.image_uri_managed_externally ?");
+      expect(String(external.count)).toContain("var.image_uri_managed_externally ?");
+      const settings = (config: Record<string, unknown>) =>
+        Object.fromEntries(
+          Object.entries(config).filter(
+            ([key]) => !["count", "lifecycle", "depends_on"].includes(key),
+          ),
+        );
+      expect(settings(external)).toEqual(settings(managed));
+    }
+    // No reference to a resource reads it as if it had no count.
+    const plain = Object.entries(base.resource)
+      .flatMap(([type, resources]) =>
+        Object.entries(resources)
+          .filter(([, config]) => config.count === undefined && config.for_each === undefined)
+          .map(([name]) => `${type}.${name}.`),
+      )
+      .filter((reference) => toggled.text.includes(reference));
+    expect(plain).toEqual([]);
+    // Outputs that read a resource are null without it; module_version is always known.
+    for (const [name, output] of Object.entries(toggled.output!)) {
+      if (name === "module_version") continue;
+      expect({ name, value: output.value }).toEqual({
+        name,
+        value: expect.stringMatching(/^\$\{var\.create \? .+ : null\}$|^\$\{var\.[a-z_]+\}$/),
+      });
+    }
   });
 
   it("has no backend, no provider block and a provider range instead of CDKTF's exact pin", () => {
@@ -189,9 +253,14 @@ describe("HCL module stack (synth)", () => {
         });
       }
     }
-    // Everything new is off by default: a plan of an existing deployment changes nothing but what it must.
+    // Everything new is off by default: a plan of an existing deployment changes nothing but what it must. The
+    // exception, in the upgrade notes: every function is released behind an alias (publish, since 0.3.0).
+    expect(variables.publish!.default).toBe(true);
+    expect(variables.create!.default).toBe(true);
+    expect(variables.canary_weight!.default).toBe(0);
+    expect(variables.stable_version!.default).toBeNull();
     for (const name of [
-      "publish",
+      "image_uri_managed_externally",
       "create_alarms",
       "create_alarm_topic",
       "attach_tenant_role_assume_policy",

@@ -22,13 +22,22 @@ function namesByType(): Map<string, Set<string>> {
     resource: Resources;
   };
   const functionNames = Object.fromEntries(
-    Object.entries(main.resource.aws_lambda_function!).map(([id, fn]) => [
+    Object.entries(main.resource.aws_lambda_function!).map(([id, fn]): [string, string] => [
       id,
       String(fn.function_name),
     ]),
   );
   const resolve = (value: string) =>
     value
+      // Either variant of a function (module-toggles.ts): both have the same name.
+      .replace(
+        /\(var\.image_uri_managed_externally \? (aws_lambda_function\.[a-z_]+)_external_image\[0\]\.function_name : \1\[0\]\.function_name\)/g,
+        "$1.function_name",
+      )
+      .replace(
+        /concat\((aws_lambda_function\.[a-z_]+)\[\*\]\.function_name, \1_external_image\[\*\]\.function_name\)/g,
+        "$1[*].function_name",
+      )
       .replace(
         /\$\{(?:one\()?aws_lambda_function\.([a-z_]+)(?:\[\*\])?\.function_name\)?\}/g,
         (_, id: string) => functionNames[id]!,

@@ -81,8 +81,9 @@ describeWithTerraform("module README examples (terraform integration)", () => {
     const created = plan.resource_changes.filter((change) => change.change.actions[0] === "create");
     expect(created.map((change) => change.address)).toEqual(
       expect.arrayContaining([
-        "module.agents.aws_dynamodb_table.table",
-        "module.agents.aws_lambda_function.function",
+        // Every resource has count (the module's create switch).
+        "module.agents.aws_dynamodb_table.table[0]",
+        "module.agents.aws_lambda_function.function[0]",
       ]),
     );
     expect(

@@ -3,6 +3,7 @@ import { ROUTES } from "../../src/runtime/http/routes";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
 import { STREAM_HANDLER } from "../../modules/construct/stream";
 import { RECOVERY_SWEEP_KIND } from "../../src/shared/worker-events";
+import { MODULE_VERSION } from "../../modules/version";
 
 const CONSUMER = "test/modules/fixtures/consumer";
 
@@ -62,6 +63,50 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
       expect(inModule(key, "aws_dynamodb_table")).toHaveLength(1);
     }
     for (const change of changes) expect(change.change.actions).toEqual(["create"]);
+  });
+
+  it("plans nothing for an instance with create = false, and outputs only its version", async () => {
+    expect(changes.filter((change) => change.address.startsWith("module.disabled."))).toEqual([]);
+    const outputs = JSON.parse(
+      await workspace.expectSuccess(CONSUMER, ["show", "-json", "plan.tfplan"]),
+    ) as { planned_values: { outputs: Record<string, { value?: unknown }> } };
+    expect(outputs.planned_values.outputs.disabled!.value).toEqual({
+      api_endpoint: null,
+      module_version: MODULE_VERSION,
+    });
+  });
+
+  it("releases every function behind an alias, with the API's canary, and lets a pipeline own the image (support)", () => {
+    const aliases = inModule("support", "aws_lambda_alias");
+    expect(aliases.map((alias) => alias.change.after.name)).toEqual(
+      Array.from({ length: 4 }, () => "live"),
+    );
+    const api = aliases.find((alias) => alias.address.endsWith("function_alias[0]"))!;
+    expect(api.change.after.function_version).toBe("3");
+    expect(api.change.after_unknown.routing_config).toEqual([{ additional_version_weights: true }]);
+    // Every function is the variant that ignores image_uri; each publishes.
+    const functions = inModule("support", "aws_lambda_function");
+    expect(functions).toHaveLength(4);
+    for (const fn of functions) {
+      expect(fn.address).toMatch(/_external_image\[0\]$/);
+      expect(fn.change.after.publish).toBe(true);
+    }
+    // The URL, the schedule and both mappings invoke an alias.
+    expect(one("support", "aws_lambda_function_url").change.after.qualifier).toBe("live");
+    const scheduled = one(
+      "support",
+      "aws_lambda_permission",
+      (change) => change.change.after.principal === "events.amazonaws.com",
+    );
+    expect(scheduled.change.after.qualifier).toBe("live");
+    for (const mapping of inModule("support", "aws_lambda_event_source_mapping")) {
+      expect(mapping.change.after_unknown.function_name).toBe(true);
+    }
+    // billing publishes nothing: $LATEST everywhere, its functions managed by Terraform.
+    for (const fn of inModule("billing", "aws_lambda_function")) {
+      expect(fn.address).not.toContain("_external_image");
+      expect(fn.change.after.publish).toBe(false);
+    }
   });
 
   it("plans no Lambda permission that lets principal * invoke without the function-URL condition", () => {
@@ -320,7 +365,8 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
       action: "lambda:InvokeFunction",
       function_name: "agents-support-worker",
       statement_id: "AllowRecoverySweepSchedule",
-      qualifier: null,
+      // The worker's alias: support publishes.
+      qualifier: "live",
     });
     // The rule's ARN, known after apply.
     expect(permission.change.after_unknown.source_arn).toBe(true);
@@ -412,8 +458,18 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     ]);
     for (const assume of assumes) expect(assume.change.after_unknown.policy).toBe(true);
 
-    expect(one(key, "aws_lambda_function", (fn) => fn.change.after.publish === true)).toBeDefined();
-    expect(one(key, "aws_lambda_alias").change.after.name).toBe("live");
+    expect(
+      one(
+        key,
+        "aws_lambda_function",
+        (fn) =>
+          fn.change.after.publish === true && fn.change.after.function_name === `agents-${key}`,
+      ),
+    ).toBeDefined();
+    expect(
+      one(key, "aws_lambda_alias", (alias) => alias.address.endsWith(".function_alias[0]")).change
+        .after.name,
+    ).toBe("live");
     expect(one(key, "aws_lambda_provisioned_concurrency_config").change.after).toMatchObject({
       provisioned_concurrent_executions: 2,
       qualifier: "live",
@@ -573,7 +629,8 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     expect(url.change.after).toMatchObject({
       authorization_type: "NONE",
       invoke_mode: "RESPONSE_STREAM",
-      qualifier: null,
+      // The stream function's alias: support publishes.
+      qualifier: "live",
       cors: [
         expect.objectContaining({
           allow_origins: ["http://localhost:5173", "https://support.example.com"],
@@ -593,7 +650,8 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     const invokeViaUrl = one(key, "aws_cloudcontrolapi_resource");
     expect(invokeViaUrl.change.after.type_name).toBe("AWS::Lambda::Permission");
     expect(JSON.parse(String(invokeViaUrl.change.after.desired_state))).toEqual({
-      FunctionName: `agents-${key}-stream`,
+      // On the URL's qualifier: the alias.
+      FunctionName: `agents-${key}-stream:live`,
       Action: "lambda:InvokeFunction",
       Principal: "*",
       InvokedViaFunctionUrl: true,

@@ -134,6 +134,38 @@ function logGroupArnsIn(value: unknown, synthesized: Synthesized): string[] {
   ];
 }
 
+/**
+ * How a function is invoked: through its alias when versions are published (an `aws_lambda_alias` on it), its
+ * $LATEST otherwise. `targets` are the values an invoker's function name, ARN or qualifier may take.
+ */
+function releaseOf(synthesized: Synthesized, functionName: string) {
+  // An alias that is never created (count 0, as with the stream function off) is none.
+  const alias = resourcesOf(synthesized, "aws_lambda_alias").find(
+    ([, config]) =>
+      config.count !== 0 &&
+      String(config.function_name).includes(`aws_lambda_function.${functionName}`),
+  );
+  const aliasRef = (attribute: string) =>
+    alias === undefined ? undefined : refTo(synthesized, "aws_lambda_alias", alias[0], attribute);
+  return {
+    alias,
+    /** A qualifier: none without an alias, the alias's name with one (maybe behind the publish switch). */
+    qualifiers: [
+      undefined,
+      aliasRef("name"),
+      ...["var.publish", "(var.create_stream_function && var.publish)"].map(
+        (published) => `\${${published} ? ${aliasRef("name")?.slice(2, -1)} : null}`,
+      ),
+    ],
+    /** What an event source mapping or a schedule invokes: the function's ARN, or its alias's. */
+    arns: [
+      refTo(synthesized, "aws_lambda_function", functionName, "arn"),
+      aliasRef("arn"),
+      `\${var.publish ? ${aliasRef("arn")?.slice(2, -1)} : ${refTo(synthesized, "aws_lambda_function", functionName, "arn").slice(2, -1)}}`,
+    ],
+  };
+}
+
 export function expectSecurityBar(synthesized: Synthesized): void {
   // DynamoDB: PITR, SSE with the customer-managed key, deletion protection, the shared definition.
   const [tableName, table] = onlyResource(synthesized, "aws_dynamodb_table");
@@ -151,8 +183,18 @@ export function expectSecurityBar(synthesized: Synthesized): void {
   expect(table.deletion_protection_enabled).not.toBe(false);
   const keyArn = (table.server_side_encryption as { kms_key_arn: string }).kms_key_arn;
   expect(keyArn).toMatch(/aws_kms_key\./);
-  const tableArn = ref("aws_dynamodb_table", tableName, "arn");
-  const streamArn = ref("aws_dynamodb_table", tableName, "stream_arn");
+  // The HCL module reads the table through locals (created, or an existing one: create_table).
+  const tableAttribute = (attribute: string) => {
+    const locals = (synthesized as unknown as { locals?: Record<string, unknown> }).locals ?? {};
+    const local = Object.entries(locals).find(([, value]) =>
+      String(value).includes(`one(aws_dynamodb_table.${tableName}[*].${attribute})`),
+    );
+    return local === undefined
+      ? ref("aws_dynamodb_table", tableName, attribute)
+      : `\${local.${local[0]}}`;
+  };
+  const tableArn = tableAttribute("arn");
+  const streamArn = tableAttribute("stream_arn");
   const indexArns = TABLE_DEFINITION.globalSecondaryIndexes.map(
     (index) => `${tableArn}/index/${index.name}`,
   );
@@ -304,11 +346,17 @@ export function expectSecurityBar(synthesized: Synthesized): void {
     expect(variablesOf(worker)).not.toContain(name);
   }
   for (const fn of [apiFunction, worker, stream]) {
-    expect(variablesOf(fn)).toContain(`aws_dynamodb_table.${tableName}.name`);
+    expect(variablesOf(fn)).toContain(tableAttribute("name").slice(2, -1));
   }
-  // The API and stream functions name the worker by reference: they are created once the worker exists.
-  expect(variablesOf(apiFunction)).toContain(`aws_lambda_function.${workerName}.function_name`);
-  expect(variablesOf(stream)).toContain(`aws_lambda_function.${workerName}.function_name`);
+  // The API and stream functions name the worker (or its alias) and are created once it can be invoked.
+  const workerRelease = releaseOf(synthesized, workerName);
+  for (const fn of [apiFunction, stream]) {
+    if (workerRelease.alias === undefined) {
+      expect(variablesOf(fn)).toContain(`aws_lambda_function.${workerName}.function_name`);
+    } else {
+      expect(fn.depends_on).toContain(`aws_lambda_alias.${workerRelease.alias[0]}`);
+    }
+  }
   // The authorizer: the table (API key records), who may call with a JWT, and nothing of the graphs.
   expect(
     Object.keys((authorizerFunction.environment as { variables: object }).variables).sort(),
@@ -342,7 +390,7 @@ export function expectSecurityBar(synthesized: Synthesized): void {
   // feeds the worker (reporting the records it could not handle); no other function has either.
   const [, invokeConfig] = onlyResource(synthesized, "aws_lambda_function_event_invoke_config");
   expect(invokeConfig.function_name).toBe(ref("aws_lambda_function", workerName, "function_name"));
-  expect(invokeConfig.qualifier).toBeUndefined();
+  expect(workerRelease.qualifiers).toContain(invokeConfig.qualifier);
   expect(invokeConfig.maximum_retry_attempts).toBeDefined();
   expect(invokeConfig.maximum_event_age_in_seconds).toBeDefined();
   const workerQueueArn = String(
@@ -357,10 +405,8 @@ export function expectSecurityBar(synthesized: Synthesized): void {
     "aws_lambda_event_source_mapping",
     (config) => config.event_source_arn === workerQueueArn,
   );
-  expect(workerTrigger).toMatchObject({
-    function_name: ref("aws_lambda_function", workerName, "arn"),
-    function_response_types: ["ReportBatchItemFailures"],
-  });
+  expect(workerRelease.arns).toContain(workerTrigger.function_name);
+  expect(workerTrigger).toMatchObject({ function_response_types: ["ReportBatchItemFailures"] });
   expect(workerTrigger.batch_size).toBeLessThanOrEqual(10);
   expect(resourcesOf(synthesized, "aws_lambda_event_source_mapping")).toHaveLength(2);
   // The queue feeding the worker hides a record for longer than the worker may take on it.
@@ -368,7 +414,16 @@ export function expectSecurityBar(synthesized: Synthesized): void {
     String(synthesized.resource.aws_sqs_queue![workerQueueName]!.visibility_timeout_seconds),
   ).toMatch(/^(\d+|\$\{\(var\.worker_timeout \* 6\)\})$/);
   // The worker's own ARN, as the roles name it: unqualified, in this partition, region and account.
-  const workerArn = `arn:\${data.aws_partition.${partitionSource}.partition}:lambda:${region}:${account}:function:${String(worker.function_name)}`;
+  // With an alias, that ARN with the alias as qualifier (literal, or behind the publish switch).
+  const unqualifiedWorkerArn = `arn:\${data.aws_partition.${partitionSource}.partition}:lambda:${region}:${account}:function:${String(worker.function_name)}`;
+  const workerArn =
+    workerRelease.alias === undefined
+      ? unqualifiedWorkerArn
+      : expect.stringMatching(
+          new RegExp(
+            `^${escapeRegExp(unqualifiedWorkerArn)}(:live|\\$\\{var\\.publish \\? format\\(":%s", var\\.alias_name\\) : ""\\})$`,
+          ),
+        );
 
   // IAM: trust Lambda only; exactly the actions of each statement; no wildcards; X-Ray alone; no Scan.
   const referenced = nameIn;
@@ -599,7 +654,8 @@ export function expectSecurityBar(synthesized: Synthesized): void {
       }),
     ),
   );
-  for (const config of schedulePermissions) expect(config.qualifier).toBeUndefined();
+  for (const config of schedulePermissions)
+    expect(workerRelease.qualifiers).toContain(config.qualifier);
   // No other service or account may invoke a function.
   for (const [, config] of resourcesOf(synthesized, "aws_lambda_permission")) {
     expect(["*", "apigateway.amazonaws.com", "events.amazonaws.com"]).toContain(config.principal);
@@ -666,7 +722,8 @@ export function expectSecurityBar(synthesized: Synthesized): void {
     authorization_type: "NONE",
     invoke_mode: "RESPONSE_STREAM",
   });
-  expect(url.qualifier).toBeUndefined();
+  const streamRelease = releaseOf(synthesized, streamName);
+  expect(streamRelease.qualifiers).toContain(url.qualifier);
   expect(JSON.stringify(url)).not.toMatch(/"allow_origins":\s*\[[^\]]*"\*"/);
   expect(JSON.stringify(url)).not.toMatch(/"allow_credentials":\s*true/);
   // No statement admits a direct Invoke from any account: every permission to `*` is the URL's, conditioned on
@@ -686,8 +743,17 @@ export function expectSecurityBar(synthesized: Synthesized): void {
   const [, invokeViaUrl] = onlyResource(synthesized, "aws_cloudcontrolapi_resource");
   expect(invokeViaUrl).toMatchObject({
     type_name: "AWS::Lambda::Permission",
-    desired_state: `\${jsonencode({"FunctionName" = ${streamFunctionName.slice(2, -1)}, "Action" = "lambda:InvokeFunction", "Principal" = "*", "InvokedViaFunctionUrl" = true})}`,
   });
+  // On the stream function, or its alias (`<name>:<alias>`, the URL's qualifier).
+  const desiredState =
+    /^\$\{jsonencode\(\{"FunctionName" = (.*), "Action" = "lambda:InvokeFunction", "Principal" = "\*", "InvokedViaFunctionUrl" = true\}\)\}$/.exec(
+      String(invokeViaUrl.desired_state),
+    );
+  expect(desiredState?.[1]).toEqual(
+    streamRelease.alias === undefined
+      ? streamFunctionName.slice(2, -1)
+      : expect.stringContaining(`format("%s:%s", ${streamFunctionName.slice(2, -1)}, `),
+  );
   expect(JSON.parse(String(invokeViaUrl.schema))).toMatchObject({
     typeName: "AWS::Lambda::Permission",
     properties: { InvokedViaFunctionUrl: { type: "boolean" } },
@@ -742,4 +808,8 @@ function expectNoPlaintextSecrets(variables: unknown): void {
       });
     }
   }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

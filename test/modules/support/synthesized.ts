@@ -11,6 +11,16 @@ export interface Synthesized {
   provider?: unknown;
 }
 
+/** The module stack as the construct renders it, before the module's own switches (module-toggles.ts). */
+export function synthesizeWithoutToggles(stack: {
+  toTerraformWithoutToggles(): Record<string, unknown>;
+}): Synthesized {
+  const text = JSON.stringify(stack.toTerraformWithoutToggles(), (key, value: unknown) =>
+    key === "//" ? undefined : value,
+  );
+  return { text, ...(JSON.parse(text) as Omit<Synthesized, "text">) };
+}
+
 export function synthesize(stack: TerraformStack): Synthesized {
   const text = Testing.synth(stack);
   return { text, ...(JSON.parse(text) as Omit<Synthesized, "text">) };
