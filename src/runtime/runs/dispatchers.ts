@@ -39,6 +39,7 @@ export function parseRunJob(event: unknown): RunJob {
  * of its own, as a worker invocation would.
  */
 export class InProcessDispatcher implements RunDispatcher {
+  readonly inProcess = true;
   private manager: RunManager | undefined;
   private readonly running = new Set<Promise<void>>();
 

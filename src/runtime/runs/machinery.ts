@@ -40,6 +40,8 @@ export interface RunJob {
 /** Starts a job elsewhere, soon: in this process (dev server, tests) or in the worker function (Lambda). */
 export interface RunDispatcher {
   dispatch(job: RunJob): Promise<void>;
+  /** True when the jobs run in this process (what a job finds, this process may already know). */
+  readonly inProcess?: boolean;
 }
 
 export interface RunManagerOptions {

@@ -68,7 +68,7 @@ export interface CreatedRun {
 }
 
 // Queued runs remembered by the process that created them (RunManager.queuedHere).
-const MAX_QUEUED_HERE = 256;
+const MAX_QUEUED_HERE = 64;
 
 /**
  * Background runs, as their callers see them: creation in the thread's queue (multitask strategies), cancels,
@@ -190,7 +190,9 @@ export class RunManager {
       }
     }
     const recorded = !recordLater || !claimed;
-    if (!claimed) this.rememberQueued(run);
+    // Only where its job will run here: a Lambda API function hands every job to the worker, and would only
+    // hold the runs' inputs in memory for nothing.
+    if (!claimed && this.options.dispatcher.inProcess) this.rememberQueued(run);
     return claimed ? { run, startsNow, claimed, recorded } : { run, startsNow, recorded };
   }
 
