@@ -6,7 +6,7 @@
 #   docker buildx build --provenance=false --sbom=false --platform linux/amd64 -t memory-table .
 #   (or scripts/push-image.sh, which also pushes to ECR and prints the digest-pinned image_uri)
 #
-# The image's content is the base trimmed and flattened, tini, and `npm run build:image` (dist/image/); the tests
+# The image's content is the base trimmed and flattened, tini, and `npm run build:image`'s tree; the tests
 # run that tree under Node 22 against a local Lambda Runtime API, since no Docker engine runs where the tests do,
 # and `npm run bench -- image` measures the layers on a stand-in of the base. The frontend (syntax line)
 # and the base are pinned by digest: the same Dockerfile always builds with the same parts.
@@ -37,11 +37,13 @@ RUN --mount=type=cache,target=/tmp/.npm npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src/ src/
 COPY image/ image/
-COPY scripts/build-image.ts scripts/
+COPY scripts/build-image.ts scripts/compile-cache.ts scripts/
 # npm scripts run the image's own Node (/usr/local/bin/node: no dependency ships a `node` binary), so the build
-# loads the native addon under the Node that will run it. Read-only for everyone: the function can change
-# nothing of its own code.
-RUN npm run build:image && chmod -R a=rX dist/image
+# loads the native addon under the Node that will run it. The tree is built where it runs, /var/task: Node keys
+# the compile cache (V8's compiled code of the entries and their chunks, which a cold start then loads instead
+# of compiling) by each module's absolute path. Read-only for everyone: the function can change nothing of its
+# own code.
+RUN npm run build:image -- --out /var/task --compile-cache && chmod -R a=rX /var/task
 # The same Node without its DWARF debug sections (3.8 MB): the way Debian ships every binary (dh_strip). The symbol
 # table stays, so crash backtraces, diagnostic reports and `perf` still name Node's functions.
 RUN strip --strip-debug -o /build/node /usr/local/bin/node
@@ -73,7 +75,7 @@ ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LAMBDA_TASK_ROOT=/var/task \
     NODE_ENV=production \
     HOME=/tmp
-COPY --from=build --chown=root:root /build/dist/image/ /var/task/
+COPY --from=build --chown=root:root /var/task/ /var/task/
 WORKDIR /var/task
 # Locally (docker run) too, never root; `node` is the unprivileged user of the base image.
 USER node

@@ -3,8 +3,8 @@
  * in the same run.
  *
  * - Cold start: every entry of IMAGE_HANDLERS run by aws-lambda-ric on the image's Node against a local Runtime
- *   API, in the shipped layout (entries sharing chunks, scripts/build-image.ts) and in the previous one (one
- *   self-contained bundle per entry), alternated run by run. Init = process start to the runtime's first
+ *   API, in the shipped tree (entries sharing chunks, with the compile cache of scripts/compile-cache.ts) and in
+ *   the previous one (the same tree without the cache), alternated run by run. Init = process start to the runtime's first
  *   `invocation/next` (what Lambda reports as Init Duration, plus the process spawn). The API entry also gets a
  *   first response and a first booking run, and is compared with the same handler loaded from node_modules.
  * - Size: the runtime stage's layers (bench/image-layers.ts), on a stand-in of the base, since no engine runs here.
@@ -16,16 +16,9 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { build, type Plugin } from "esbuild";
 import { IMAGE_HANDLERS } from "../src/runtime/environment";
-import {
-  BOOTSTRAP_FILE,
-  buildImage,
-  handlerEntries,
-  IMAGE_BUNDLE_OPTIONS,
-  loadedBytes,
-  loadedFiles,
-  REPO_ROOT,
-  RIC_DIR,
-} from "../scripts/build-image";
+import { BOOTSTRAP_FILE, buildImage, REPO_ROOT, RIC_DIR } from "../scripts/build-image";
+import { writeCompileCache } from "../scripts/compile-cache";
+import { COMPILE_CACHE_DIR } from "../image/compile-cache";
 import { createLocalClient, createTestTable, deleteTestTable } from "../test/support/dynamodb";
 import { apiGatewayEvent } from "../test/image/events";
 import { imageNodeBinary, missingImageNode, startRic } from "../test/image/ric-process";
@@ -34,11 +27,13 @@ import { median, writeResults, type BenchContext } from "./context";
 import { measureLayers, treeBytes, type LayersResult } from "./image-layers";
 
 const RUNS = 7;
-const LAYOUTS = ["perEntry", "shared"] as const;
+const LAYOUTS = ["uncached", "cached"] as const;
 type Layout = (typeof LAYOUTS)[number];
 const LAYOUT_NAMES: Record<Layout, string> = {
-  perEntry: "before: one self-contained bundle per entry (the previous layout, built in this run)",
-  shared: "after: one small module per entry, the code they share in chunks/ (esbuild splitting)",
+  uncached:
+    "before: entries sharing chunks/, no compile cache (the previous tree, built in this run)",
+  cached:
+    "after: the same tree with its compile cache (V8's compiled code of the entries and chunks)",
 };
 const BUNDLE_LIMIT_BYTES = 5 * 1024 * 1024;
 const IMAGE_LIMIT_BYTES = 200 * 1000 * 1000;
@@ -52,14 +47,17 @@ export default async function image(context: BenchContext): Promise<void> {
   const loadAtStart = loadavg()[0]!;
   const shared = await buildImage();
   // The other trees live inside the repository so that the unbundled one resolves from node_modules.
-  const perEntryDir = join(REPO_ROOT, "dist", "image-per-entry");
-  const perEntryBytes = await buildPerEntry(shared.outDir, perEntryDir);
+  const uncachedDir = join(REPO_ROOT, "dist", "image-uncached");
+  rmSync(uncachedDir, { recursive: true, force: true });
+  cpSync(shared.outDir, uncachedDir, { recursive: true });
+  // Node keys the cache by each module's path: made for the shipped tree's own path, as the Dockerfile does.
+  const compileCache = writeCompileCache(shared.outDir, node);
   const unbundledDir = join(REPO_ROOT, "dist", "image-unbundled");
-  await buildUnbundled(shared.outDir, unbundledDir);
-  const taskRoots: Record<Layout, string> = { perEntry: perEntryDir, shared: shared.outDir };
+  await buildUnbundled(uncachedDir, unbundledDir);
+  const taskRoots: Record<Layout, string> = { uncached: uncachedDir, cached: shared.outDir };
   const bytesLoaded: Record<Layout, Record<string, number>> = {
-    perEntry: perEntryBytes,
-    shared: shared.handlerBytes,
+    uncached: shared.handlerBytes,
+    cached: shared.handlerBytes,
   };
 
   const client = createLocalClient(context.endpoint);
@@ -74,10 +72,10 @@ export default async function image(context: BenchContext): Promise<void> {
     JWT_AUDIENCE: "memory-table",
   };
   try {
-    const initSamples: Record<Layout, Record<string, number[]>> = { perEntry: {}, shared: {} };
+    const initSamples: Record<Layout, Record<string, number[]>> = { uncached: {}, cached: {} };
     const apiSamples: Record<Layout | "unbundled", ApiColdStart[]> = {
-      perEntry: [],
-      shared: [],
+      uncached: [],
+      cached: [],
       unbundled: [],
     };
     // Alternate layouts and entries run by run, so that load from other processes hits all alike.
@@ -89,7 +87,7 @@ export default async function image(context: BenchContext): Promise<void> {
           (initSamples[layout][handler] ??= []).push(ms);
         }
       }
-      for (const variant of ["shared", "perEntry", "unbundled"] as const) {
+      for (const variant of ["cached", "uncached", "unbundled"] as const) {
         const taskRoot = variant === "unbundled" ? unbundledDir : taskRoots[variant];
         apiSamples[variant].push(await apiColdStart(node, taskRoot, api, env));
       }
@@ -102,18 +100,18 @@ export default async function image(context: BenchContext): Promise<void> {
         return [
           handler,
           {
-            bytesLoaded: { before: bytesLoaded.perEntry[file], after: bytesLoaded.shared[file] },
-            initMs: { before: initMs("perEntry"), after: initMs("shared") },
+            bytesLoaded: { before: bytesLoaded.uncached[file], after: bytesLoaded.cached[file] },
+            initMs: { before: initMs("uncached"), after: initMs("cached") },
             initRatio: round2(
               median(
-                initSamples.shared[handler]!.map(
-                  (after, index) => after / initSamples.perEntry[handler]![index]!,
+                initSamples.cached[handler]!.map(
+                  (after, index) => after / initSamples.uncached[handler]![index]!,
                 ),
               ),
             ),
             initSamplesMs: {
-              before: initSamples.perEntry[handler]!.map(round),
-              after: initSamples.shared[handler]!.map(round),
+              before: initSamples.uncached[handler]!.map(round),
+              after: initSamples.cached[handler]!.map(round),
             },
           },
         ];
@@ -121,19 +119,19 @@ export default async function image(context: BenchContext): Promise<void> {
     );
     const apiMedian = (variant: keyof typeof apiSamples, key: keyof ApiColdStart) =>
       round(median(apiSamples[variant].map((sample) => sample[key])));
-    const taskRootBytes = { before: treeBytes(perEntryDir), after: treeBytes(shared.outDir) };
-    const layers = await measureLayers({ before: perEntryDir, after: shared.outDir });
+    const taskRootBytes = { before: treeBytes(uncachedDir), after: treeBytes(shared.outDir) };
+    const layers = await measureLayers({ before: uncachedDir, after: shared.outDir });
 
     const results = {
       node: nodeVersion(node),
       runs: RUNS,
       // Other processes' load makes every time longer: the ratios of back-to-back pairs are what to compare.
       loadAverage: { atStart: round(loadAtStart), atEnd: round(loadavg()[0]!) },
-      layouts: { before: LAYOUT_NAMES.perEntry, after: LAYOUT_NAMES.shared },
+      layouts: { before: LAYOUT_NAMES.uncached, after: LAYOUT_NAMES.cached },
       definitions: {
         initMs: "process start to the runtime's first invocation/next request (init done), median",
         initRatio:
-          "median of after/before over pairs run back to back (below 1: the shared layout starts faster)",
+          "median of after/before over pairs run back to back (below 1: the compile cache starts faster)",
         bytesLoaded: "bytes of the entry module and every chunk it imports statically",
         coldStartMs: "process start to the first response (GET /assistants/booking), median",
         firstRunMs:
@@ -142,15 +140,20 @@ export default async function image(context: BenchContext): Promise<void> {
       },
       entries,
       taskRootBytes,
+      compileCache: {
+        files: compileCache.files,
+        bytes: compileCache.bytes,
+        dir: COMPILE_CACHE_DIR,
+      },
       api: {
         coldStartMs: {
-          before: apiMedian("perEntry", "firstResponseMs"),
-          after: apiMedian("shared", "firstResponseMs"),
+          before: apiMedian("uncached", "firstResponseMs"),
+          after: apiMedian("cached", "firstResponseMs"),
           unbundled: apiMedian("unbundled", "firstResponseMs"),
         },
         firstRunMs: {
-          before: apiMedian("perEntry", "firstRunMs"),
-          after: apiMedian("shared", "firstRunMs"),
+          before: apiMedian("uncached", "firstRunMs"),
+          after: apiMedian("cached", "firstRunMs"),
           unbundled: apiMedian("unbundled", "firstRunMs"),
         },
         samples: apiSamples,
@@ -164,7 +167,7 @@ export default async function image(context: BenchContext): Promise<void> {
     await deleteTestTable(client, tableName);
     client.destroy();
     rmSync(unbundledDir, { recursive: true, force: true });
-    rmSync(perEntryDir, { recursive: true, force: true });
+    rmSync(uncachedDir, { recursive: true, force: true });
   }
 }
 
@@ -190,7 +193,7 @@ function printTables(
   const mb = (bytes: number | undefined) =>
     bytes === undefined ? "" : `${(bytes / 1000 / 1000).toFixed(2)} MB`;
   console.log(
-    `cold start of each entry, before (one bundle per entry) and after (shared chunks), load average ${results.loadAverage.atStart} -> ${results.loadAverage.atEnd}:`,
+    `cold start of each entry, before (no compile cache) and after (its compile cache), load average ${results.loadAverage.atStart} -> ${results.loadAverage.atEnd}:`,
   );
   console.table(
     Object.entries(results.entries).map(([handler, entry]) => ({
@@ -250,32 +253,6 @@ function printTables(
       met: layers.after.totalBytes <= IMAGE_LIMIT_BYTES,
     },
   ]);
-}
-
-/**
- * The previous layout: each entry one self-contained bundle (no splitting), with the same bootstrap and runtime
- * client. Returns the bytes each entry loads.
- */
-export async function buildPerEntry(
-  sharedDir: string,
-  outDir: string,
-): Promise<Record<string, number>> {
-  rmSync(outDir, { recursive: true, force: true });
-  mkdirSync(outDir, { recursive: true });
-  const entries = handlerEntries();
-  const result = await build({
-    ...IMAGE_BUNDLE_OPTIONS,
-    entryPoints: Object.fromEntries(entries.map((entry) => [entry.file, entry.source])),
-    outdir: outDir,
-    metafile: true,
-  });
-  copyRuntimeClient(sharedDir, outDir);
-  const loads = loadedFiles(
-    result.metafile,
-    outDir,
-    entries.map((entry) => entry.source),
-  );
-  return loadedBytes(outDir, loads);
 }
 
 /**

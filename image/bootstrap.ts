@@ -4,6 +4,7 @@
  * `node bootstrap.mjs index.handler` runs the API handler, `... cleaner.handler` the expired-thread cleaner.
  */
 import { dirname, resolve } from "node:path";
+import { useShippedCompileCache } from "./compile-cache";
 import { isInitError } from "./init-error";
 
 // A variable specifier keeps the bundler from inlining the client: it must load after the environment is set.
@@ -19,6 +20,8 @@ if (!handler) {
 process.env._HANDLER = handler;
 // Lambda sets the task root; outside Lambda (docker run, tests) it is the directory of this file.
 process.env.LAMBDA_TASK_ROOT ??= dirname(resolve(process.argv[1] ?? "."));
+// Before the client and the handler's bundles load: they are what the shipped cache holds.
+useShippedCompileCache(process.env.LAMBDA_TASK_ROOT);
 
 // The client leaves a failed init as an unhandled rejection after logging and reporting it: exit without a
 // second copy of the same error. Anything else is a crash, reported as Node would.

@@ -14,7 +14,10 @@
  * A new entry (say `authorizer.handler`): add it to IMAGE_HANDLERS (src/runtime/environment.ts) and write
  * `image/authorizer.ts` exporting `handler`; the build, the Dockerfile test and the image bench pick it up.
  *
- * Usage: tsx scripts/build-image.ts [--out <dir>]
+ *   compile-cache/           with --compile-cache: V8's compiled code of the entries and their chunks, for
+ *                            this tree's own path (scripts/compile-cache.ts; the Dockerfile builds at /var/task)
+ *
+ * Usage: tsx scripts/build-image.ts [--out <dir>] [--compile-cache]
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -24,6 +27,7 @@ import { IMAGE_HANDLERS } from "../src/runtime/environment";
 import { exampleGraphSources } from "../src/dev/graph-schemas-at-start";
 import { extractSourceSchemas } from "../src/dev/graph-source-schemas";
 import { GRAPH_SCHEMAS_FILE } from "../image/graph-schemas-file";
+import { writeCompileCache } from "./compile-cache";
 
 export const REPO_ROOT = resolve(__dirname, "..");
 export const DEFAULT_OUT_DIR = join(REPO_ROOT, "dist", "image");
@@ -223,6 +227,12 @@ async function main(): Promise<void> {
   const outIndex = process.argv.indexOf("--out");
   const outDir = outIndex === -1 ? DEFAULT_OUT_DIR : resolve(process.argv[outIndex + 1] ?? "");
   const result = await buildImage(outDir);
+  if (process.argv.includes("--compile-cache")) {
+    const cache = writeCompileCache(outDir);
+    for (const failure of cache.failed)
+      console.warn(`warm-up init failed (cache kept): ${failure}`);
+    result.files.push(...listFiles(outDir).filter((file) => !result.files.includes(file)));
+  }
   for (const file of result.files) {
     console.log(`${statSync(join(outDir, file)).size.toString().padStart(10)}  ${file}`);
   }

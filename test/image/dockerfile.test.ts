@@ -156,11 +156,13 @@ describe("Dockerfile", () => {
     const buildStage = dockerfile.stages[0]!;
     const buildRuns = runs(buildStage).join("\n");
     expect(buildRuns).toMatch(/npm ci\b/);
-    expect(buildRuns).toMatch(/npm run build:image && chmod -R a=rX dist\/image/);
+    // Built where it runs: the compile cache names each module by its absolute path.
+    expect(buildRuns).toMatch(
+      /npm run build:image -- --out \/var\/task --compile-cache && chmod -R a=rX \/var\/task/,
+    );
     const scripts = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).scripts;
     expect(scripts["build:image"]).toBe("tsx scripts/build-image.ts");
 
-    const workdir = last(buildStage, "WORKDIR")!.args;
     const taskRoot = envOf(finalStage).LAMBDA_TASK_ROOT;
     expect(taskRoot).toBe("/var/task");
     // The init (PID 1) goes into the system layer; the runtime stage adds exactly the built tree.
@@ -173,7 +175,7 @@ describe("Dockerfile", () => {
     const [, tree] = copies(finalStage);
     expect(tree).toEqual({
       from: "build",
-      sources: [`${workdir}/dist/image/`],
+      sources: [`${taskRoot}/`],
       dest: `${taskRoot}/`,
     });
     const fromBuild = [slimStage, finalStage].flatMap((stage) =>
@@ -233,6 +235,17 @@ if (cannotBuildTree)
     expect(copied).toEqual(
       expect.arrayContaining(["package.json", "package-lock.json", "tsconfig.json"]),
     );
+    // The build script and the scripts it imports (src/ and image/ are copied whole), each allowed by the
+    // .dockerignore allowlist.
+    const script = "scripts/build-image.ts";
+    const scriptImports = [
+      ...readFileSync(join(REPO_ROOT, script), "utf8").matchAll(/from "\.\/([\w-]+)"/g),
+    ].map((match) => `scripts/${match[1]}.ts`);
+    const allowed = readFileSync(join(REPO_ROOT, ".dockerignore"), "utf8").split("\n");
+    for (const file of [script, ...scriptImports]) {
+      expect(copied).toContain(file);
+      expect(allowed).toContain(`!${file}`);
+    }
   });
 
   it("has an ENTRYPOINT and a CMD that name files and exports of the built tree", () => {

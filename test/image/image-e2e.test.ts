@@ -1,10 +1,21 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { cpSync, mkdirSync, rmSync } from "node:fs";
-import { basename, join } from "node:path";
+import { randomBytes, randomUUID } from "node:crypto";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join, relative } from "node:path";
 import { DeleteItemCommand, QueryCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { threadPartitionKey, THREAD_RECORD_SK } from "../../src/table/keys";
 import { BOOTSTRAP_FILE, RIC_DIR } from "../../scripts/build-image";
+import { writeCompileCache } from "../../scripts/compile-cache";
+import { COMPILE_CACHE_DIR } from "../../image/compile-cache";
 import { IMAGE_HANDLERS } from "../../src/runtime/environment";
 import {
   createLocalClient,
@@ -378,6 +389,64 @@ describeWithImageNode(
         },
       });
       expect(await itemCount(keptPk)).toBe(keptBefore);
+    });
+
+    describe("the compile cache shipped in the task root (npm run build:image -- --compile-cache)", () => {
+      let cacheTmp: string;
+      beforeEach(() => {
+        writeCompileCache(taskRoot.dir, node!);
+        // Node's cache folder lives under the process's tmpdir (Lambda's /tmp): one of its own per test.
+        cacheTmp = mkdtempSync(join(tmpdir(), "memory-table-compile-cache-tmp-"));
+      });
+      afterEach(() => {
+        rmSync(join(taskRoot.dir, COMPILE_CACHE_DIR), { recursive: true, force: true });
+        rmSync(cacheTmp, { recursive: true, force: true });
+      });
+
+      /** The modules whose compiled code Node took from the cache, by path relative to the task root. */
+      function acceptedModules(output: string): string[] {
+        const accepted = /cache for file:\/\/(\S+) was accepted/g;
+        return [...output.matchAll(accepted)].map((match) => relative(taskRoot.dir, match[1]!));
+      }
+
+      it("a cold start takes the entry's and its chunks' compiled code from the cache, then serves requests", async () => {
+        const runtime = await start(IMAGE_HANDLERS.api, {
+          NODE_DEBUG_NATIVE: "COMPILE_CACHE",
+          TMPDIR: cacheTmp,
+        });
+        const answer = await request(runtime, {
+          method: "POST",
+          path: "/invoke",
+          tenant: "acme",
+          body: { thread_id: `cached-${randomUUID()}`, input: { request: "book" } },
+        });
+        expect(answer.statusCode).toBe(202);
+        // Every module a cold start of the API entry loads statically: none compiled from source.
+        expect(acceptedModules(runtime.ric.output())).toEqual(
+          expect.arrayContaining(taskRoot.build.loads["index.mjs"]!),
+        );
+      });
+
+      it("a cache that does not match (corrupt, or another build's) is ignored: Node compiles the modules and the entry serves", async () => {
+        const shipped = join(taskRoot.dir, COMPILE_CACHE_DIR);
+        for (const file of readdirSync(shipped)) {
+          const path = join(shipped, file);
+          writeFileSync(path, randomBytes(statSync(path).size));
+        }
+        const runtime = await start(IMAGE_HANDLERS.api, {
+          NODE_DEBUG_NATIVE: "COMPILE_CACHE",
+          TMPDIR: cacheTmp,
+        });
+        const answer = await request(runtime, {
+          method: "POST",
+          path: "/invoke",
+          tenant: "acme",
+          body: { thread_id: `uncached-${randomUUID()}`, input: { request: "book" } },
+        });
+        expect(answer.statusCode).toBe(202);
+        expect(runtime.ric.output()).toMatch(/magic number mismatch/);
+        expect(acceptedModules(runtime.ric.output())).toEqual([]);
+      });
     });
 
     async function itemCount(pk: string): Promise<number> {
