@@ -74,7 +74,7 @@ export async function buildWithBuildah(inputs: BuildahInputs): Promise<BuildahRe
         "FROM ${NODE_IMAGE} AS build",
         "COPY tini-static /usr/bin/tini-static",
         "COPY node /build/node",
-        "COPY image/ /build/dist/image/",
+        "COPY image/ /var/task/",
         "",
         slimAndRuntime,
       ].join("\n"),
