@@ -309,6 +309,40 @@ describe.each(cases)("background runs ($backend, SDK $sdk.version)", ({ backend,
     expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
   });
 
+  /** The thread's next nodes as the server's thread record holds them (the simple face's status route). */
+  async function recordedNext(threadId: string): Promise<string | null> {
+    const response = await fetch(`${server.url}/threads/${threadId}/status`, {
+      headers: { authorization: `Bearer ${await server.token(`tenant-runs-${backend}`)}` },
+    });
+    return ((await response.json()) as { next_node: string | null }).next_node;
+  }
+
+  it("stops at interrupt_after: the thread waits at the next node, and a run without input goes on", async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "slow", { ...slow(0), interruptAfter: ["prepare"] });
+    expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
+    expect((await client.threads.getState(thread.thread_id)).next).toEqual(["work_1"]);
+    expect(await recordedNext(thread.thread_id)).toBe("work_1");
+    const done = (await client.runs.wait(thread.thread_id, "slow", { input: null })) as SlowValues;
+    expect(done.steps).toEqual(["prepare", "work_1"]);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+
+  it("a fork from an earlier checkpoint that stops at a breakpoint waits where the fork stopped, not where it started", async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "slow", slow(0));
+    const history = await client.threads.getHistory(thread.thread_id, { limit: 10 });
+    const beforePrepare = history.find((state) => state.next.join() === "prepare")!;
+    await client.runs.wait(thread.thread_id, "slow", {
+      input: null,
+      checkpointId: beforePrepare.checkpoint.checkpoint_id!,
+      interruptBefore: ["work_1"],
+    });
+    expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
+    expect((await client.threads.getState(thread.thread_id)).next).toEqual(["work_1"]);
+    expect(await recordedNext(thread.thread_id)).toBe("work_1");
+  });
+
   it("forks from a checkpoint (time travel): the run starts there, later history stays", async () => {
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, "chat", {

@@ -31,8 +31,13 @@ export interface GraphLegInput {
   streaming?: { request: StreamRequest; emit: (events: StreamEvent[]) => void };
 }
 
-/** Modes the leg reads itself: the state, where it pauses and what still runs, where it started. */
-const LEG_MODES = ["values", "tasks", "checkpoints"] as const;
+/**
+ * Modes the leg reads itself: the state (and LangGraph's marker of a stop at a breakpoint), where it pauses and
+ * what still runs. Not `checkpoints`: mapping every step's checkpoint for the stream costs about a fifth of a
+ * small graph's own run time, and the leg needs a checkpoint's next nodes only after a breakpoint, which it then
+ * reads once.
+ */
+const LEG_MODES = ["values", "tasks"] as const;
 
 /** How a leg ended. */
 export type LegOutcome =
@@ -78,8 +83,10 @@ export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
   let values: Record<string, unknown> = {};
   const interrupts: PendingInterrupt[] = [];
   const nextNodes: string[] = [];
-  // The nodes the latest checkpoint runs next: left over at the end, the graph stopped at a breakpoint.
-  let pendingNodes: string[] = [];
+  // The nodes the latest checkpoint runs next, when `checkpoints` is streamed (or read after a breakpoint).
+  let pendingNodes: string[] | undefined;
+  // LangGraph streamed its marker of a stop at a breakpoint (interrupt_before/after): an empty `__interrupt__`.
+  let breakpoint = false;
   const stopped = (): LegOutcome | undefined => {
     if (input.cancel?.aborted)
       return { kind: "cancelled", action: input.cancel.reason as CancelAction };
@@ -99,6 +106,9 @@ export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
     if (namespace.length > 0) return;
     if (mode === "values") {
       if (!("__interrupt__" in payload)) values = payload;
+      else if (Array.isArray(payload.__interrupt__) && payload.__interrupt__.length === 0) {
+        breakpoint = true;
+      }
     } else if (mode === "checkpoints") {
       pendingNodes = Array.isArray(payload.next) ? (payload.next as string[]) : [];
     } else if (mode === "tasks") {
@@ -119,9 +129,15 @@ export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
     }
   };
   const subgraphs = input.streaming?.request.subgraphs ?? false;
+  // A run started in a subgraph's checkpoint (time travel) has LangGraph stream a breakpoint's marker in that
+  // subgraph's namespace, which the root stream does not carry: there the leg reads every step's checkpoint.
+  const legModes: readonly string[] = (input.config.configurable as Record<string, unknown>)
+    ?.checkpoint_ns
+    ? [...LEG_MODES, "checkpoints"]
+    : LEG_MODES;
   const { modes, callbackEvents } = input.streaming
-    ? libraryModes(input.streaming.request, LEG_MODES)
-    : { modes: [...LEG_MODES], callbackEvents: false };
+    ? libraryModes(input.streaming.request, legModes)
+    : { modes: [...legModes], callbackEvents: false };
   const split = (chunk: unknown): [string[], string, Record<string, unknown>] => {
     const parts = chunk as unknown[];
     return subgraphs
@@ -158,6 +174,15 @@ export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
         const stream = await input.graph.stream(input.input, options);
         for await (const chunk of stream) onChunk(...split(chunk));
       }
+      // Stopped at a breakpoint: where it waits is the latest checkpoint's next nodes (LangGraph has written it
+      // when its stream ends). Not the run's own config: a fork's checkpoint_id would name where it started.
+      if (breakpoint && interrupts.length === 0 && pendingNodes === undefined && !stopped()) {
+        const threadId = (input.config.configurable as Record<string, unknown>).thread_id;
+        const state = (await input.graph.getState({ configurable: { thread_id: threadId } })) as {
+          next?: string[];
+        };
+        pendingNodes = state.next ?? [];
+      }
     });
   } catch (error) {
     const stop = stopped();
@@ -177,7 +202,7 @@ export async function runGraphLeg(input: GraphLegInput): Promise<LegResult> {
   if (stop) return result(stop);
   if (interrupts.length > 0) return result({ kind: "paused", values, interrupts, nextNodes });
   // interrupt_before/after (the run's or the compiled graph's): waiting with no interrupt to answer.
-  if (pendingNodes.length > 0) {
+  if (pendingNodes && pendingNodes.length > 0) {
     return result({ kind: "paused", values, interrupts: [], nextNodes: pendingNodes });
   }
   return result({ kind: "completed", values });
