@@ -1,65 +1,13 @@
-import { randomUUID } from "node:crypto";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-} from "@modelcontextprotocol/sdk/types.js";
-import { MEMORY_TABLE_VERSION } from "../../shared/version";
 import { HttpError } from "./http";
-import { callTool, listTools } from "./mcp-tools";
-import type { RouteContext, RouteHandler } from "./route-context";
-import { errorStatus } from "./routes";
+import type { RouteHandler } from "./route-context";
 
 /**
- * `/mcp`: the Model Context Protocol over Streamable HTTP, stateless, as LangGraph Platform serves it (its tools are
- * mcp-tools.ts'). Every POST is answered on its own by a server and transport of the official SDK made for it: no
- * session id, nothing kept between requests (a Lambda container may never see the next one), the answer as JSON
- * within the request. The route is authenticated as every route is (the handler has the tenant before this runs).
+ * `/mcp`: the Model Context Protocol over Streamable HTTP, stateless, as LangGraph Platform serves it. A POST is
+ * answered by mcp-server.ts (the SDK's transport) with the tools of mcp-tools.ts; the route is authenticated as every
+ * route is (the handler has the tenant before this runs).
  */
 
-/** Request headers the MCP transport reads; the rest (the credential too) never reach it. */
-const TRANSPORT_HEADERS = [
-  "accept",
-  "content-type",
-  "mcp-protocol-version",
-  "mcp-session-id",
-  "last-event-id",
-] as const;
-
-export const postMcp: RouteHandler = async (context) => {
-  const server = new McpServer(
-    { name: "memory-table", version: MEMORY_TABLE_VERSION },
-    { capabilities: { tools: {} } },
-  );
-  // The tools change with the tenant's assistants: handled here, not registered one by one.
-  server.server.setRequestHandler(ListToolsRequestSchema, (request) =>
-    guarded(context, () => listTools(context, request.params?.cursor)),
-  );
-  server.server.setRequestHandler(CallToolRequestSchema, (request) =>
-    guarded(context, () => callTool(context, request.params.name, request.params.arguments)),
-  );
-  const transport = new WebStandardStreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
-  });
-  await server.connect(transport);
-  try {
-    const response = await transport.handleRequest(transportRequest(context), {
-      parsedBody: context.body,
-    });
-    const body = await response.text();
-    const headers: Record<string, string> = {};
-    response.headers.forEach((value, name) => {
-      headers[name] = value;
-    });
-    return { statusCode: response.status, headers, ...(body === "" ? {} : { body }) };
-  } finally {
-    await server.close();
-  }
-};
+export const postMcp: RouteHandler = async (context) => loadMcpServer().answerMcp(context);
 
 /**
  * GET (a server-sent stream of its own) and DELETE (ending a session) have nothing to serve on a stateless server:
@@ -76,37 +24,12 @@ function notAllowed(method: "GET" | "DELETE"): RouteHandler {
 }
 
 /**
- * Runs a request's handler with the handler's rule for errors: a known error keeps its message (as a JSON-RPC
- * error; an MCP error as it is), an unexpected one is logged with an error id and answers with that id only (its
- * message can carry state).
+ * Loaded on the first `/mcp` request: the MCP SDK builds its protocol's schemas when loaded (about 130 ms of a cold
+ * start measured here), which no other route needs.
  */
-async function guarded<T>(context: RouteContext, handle: () => Promise<T>): Promise<T> {
-  try {
-    return await handle();
-  } catch (error) {
-    if (error instanceof McpError) throw error;
-    const status = errorStatus(error, "server");
-    if (status !== undefined) {
-      const code = status < 500 ? ErrorCode.InvalidRequest : ErrorCode.InternalError;
-      throw new McpError(code, (error as Error).message, { status });
-    }
-    const errorId = randomUUID();
-    context.logger.error(
-      { requestId: context.requestId, errorId, err: { name: (error as Error)?.name } },
-      "unhandled error",
-    );
-    throw new McpError(ErrorCode.InternalError, "Internal error", { error_id: errorId });
-  }
-}
-
-/** The request as the transport reads it: its method and MCP headers (the body is already parsed). */
-function transportRequest(context: RouteContext): Request {
-  const headers = new Headers();
-  for (const name of TRANSPORT_HEADERS) {
-    const value = context.headers[name];
-    if (value !== undefined) headers.set(name, value);
-  }
-  return new Request("http://localhost/mcp", { method: "POST", headers });
+function loadMcpServer(): typeof import("./mcp-server") {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- on-demand loading, see above
+  return require("./mcp-server");
 }
 
 export const MCP_HANDLERS: Readonly<Record<string, RouteHandler>> = {
