@@ -247,3 +247,65 @@ describe.each<Backend>(["memory", "dynamodb"])("MCP endpoint via the MCP SDK (%s
     expect(await alice.threads.search({ limit: 100 })).toEqual([]);
   });
 });
+
+describe("MCP endpoint: a call longer than the request's time (memory)", () => {
+  let server: TestServer;
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let finished: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
+    finished = resolve;
+  });
+
+  /** Waits for the test to let it go: it outlives any request's time however fast the machine is. */
+  const slow: GraphFactory = ({ checkpointer }) =>
+    new StateGraph(AnswerState, { input: AnswerInput })
+      .addNode("reply", async (state) => {
+        await gate;
+        finished();
+        return { answer: state.question };
+      })
+      .addEdge(START, "reply")
+      .addEdge("reply", END)
+      .compile({ checkpointer });
+
+  beforeAll(async () => {
+    // A request's time as API Gateway's 30 s scaled down: the run outlives it.
+    server = await startTestServer({
+      assistants: { slow },
+      ...(await backendOptions("memory")),
+      defaultRemainingMs: 4_000,
+      deadlineMarginMs: 500,
+    });
+  });
+
+  afterAll(async () => {
+    release();
+    await server.close();
+  });
+
+  it("answers a tool error naming the run, which goes on in the background", async () => {
+    const mcp = new Client({ name: "memory-table-test", version: "1.0.0" });
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+        requestInit: {
+          headers: { Authorization: `Bearer ${await server.token("tenant-slow")}` },
+        },
+      }),
+    );
+    const result = (await mcp.callTool({
+      name: "slow",
+      arguments: { question: "take your time" },
+    })) as CallToolResult;
+    await mcp.close();
+    expect(result.isError).toBe(true);
+    expect(result.content[0]).toEqual({
+      type: "text",
+      text: expect.stringMatching(/^TimeoutError: Run \S+ continues in the background/),
+    });
+    release();
+    await done;
+  });
+});
