@@ -1,4 +1,5 @@
-import { END, START, StateGraph } from "@langchain/langgraph";
+import { AIMessage } from "@langchain/core/messages";
+import { END, MessagesValue, START, StateGraph, StateSchema } from "@langchain/langgraph";
 import type { Client as LangGraphClient } from "@langchain/langgraph-sdk";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
@@ -50,9 +51,17 @@ describe.each<Backend>(["memory", "dynamodb"])("MCP endpoint via the MCP SDK (%s
       .addEdge("reply", END)
       .compile({ checkpointer });
 
+  /** A chat graph: its output holds LangChain messages. */
+  const chat: GraphFactory = ({ checkpointer }) =>
+    new StateGraph(new StateSchema({ messages: MessagesValue }))
+      .addNode("reply", () => ({ messages: [new AIMessage({ id: "ai-1", content: "hello" })] }))
+      .addEdge(START, "reply")
+      .addEdge("reply", END)
+      .compile({ checkpointer });
+
   beforeAll(async () => {
     server = await startTestServer({
-      assistants: { ...bookingAssistants(), answer, broken },
+      assistants: { ...bookingAssistants(), answer, broken, chat },
       ...(await backendOptions(backend)),
     });
     alice = await server.client("tenant-alice");
@@ -94,7 +103,7 @@ describe.each<Backend>(["memory", "dynamodb"])("MCP endpoint via the MCP SDK (%s
 
   it("lists each assistant as a tool with its graph's input schema", async () => {
     const { tools } = await withClient("tenant-alice", (client) => client.listTools());
-    expect(tools.map((tool) => tool.name).sort()).toEqual(["answer", "booking", "broken"]);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(["answer", "booking", "broken", "chat"]);
     const answerTool = tools.find((tool) => tool.name === "answer")!;
     expect(answerTool.inputSchema).toMatchObject({
       type: "object",
@@ -117,6 +126,23 @@ describe.each<Backend>(["memory", "dynamodb"])("MCP endpoint via the MCP SDK (%s
     expect(asked.slice(before)).toEqual(["Why is the sky blue?"]);
     // Stateless: the run's thread was made for it and is gone.
     expect(await alice.threads.search({ limit: 100 })).toEqual([]);
+  });
+
+  it("writes messages of the output as plain dicts, as every route writes values", async () => {
+    const result = (await withClient("tenant-alice", (client) =>
+      client.callTool({
+        name: "chat",
+        arguments: { messages: [{ type: "human", content: "hi", id: "human-1" }] },
+      }),
+    )) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    const messages = [
+      expect.objectContaining({ type: "human", content: "hi", id: "human-1" }),
+      expect.objectContaining({ type: "ai", content: "hello", id: "ai-1" }),
+    ];
+    expect(result.structuredContent).toEqual({ messages });
+    expect(JSON.parse(textOf(result))).toEqual({ messages });
+    expect(textOf(result)).not.toContain('"lc"');
   });
 
   it("refuses a client without a token (401) and answers GET and DELETE with 405", async () => {
@@ -188,6 +214,7 @@ describe.each<Backend>(["memory", "dynamodb"])("MCP endpoint via the MCP SDK (%s
       "answer",
       "booking",
       "broken",
+      "chat",
     ]);
 
     const before = asked.length;

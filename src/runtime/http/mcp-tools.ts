@@ -10,6 +10,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js";
 import type { AssistantRecord } from "../../shared/assistants";
 import { graphSchemas, type IntrospectableGraph } from "../graphs/graph-schemas";
+import { toWireJson } from "../runs/wire-json";
 import type { RouteContext } from "./route-context";
 import { parseRunBody } from "./run-body";
 import { waitForRun } from "./runs-face";
@@ -102,7 +103,12 @@ function resultOf(answer: Record<string, unknown>): CallToolResult {
       `The agent stopped to wait for a human (an interrupt), which a stateless MCP call cannot resume: run it on a thread through the LangGraph API instead. Interrupts: ${JSON.stringify(answer.__interrupt__)}`,
     );
   }
-  return { content: [{ type: "text", text: JSON.stringify(answer) }], structuredContent: answer };
+  // Messages as plain dicts, as every route writes values (never LangChain's serialization envelope).
+  const text = toWireJson(answer);
+  return {
+    content: [{ type: "text", text }],
+    structuredContent: JSON.parse(text) as Record<string, unknown>,
+  };
 }
 
 function toolError(text: string): CallToolResult {
