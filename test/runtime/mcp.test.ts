@@ -336,3 +336,52 @@ describe("MCP endpoint: a call longer than the request's time (memory)", () => {
     await done;
   });
 });
+
+describe("MCP endpoint on a handler without a checkpointer", () => {
+  let server: TestServer;
+
+  const answer: GraphFactory = () =>
+    new StateGraph(AnswerState, { input: AnswerInput })
+      .addNode("reply", (state) => ({ answer: state.question.toUpperCase() }))
+      .addEdge(START, "reply")
+      .addEdge("reply", END)
+      .compile();
+
+  beforeAll(async () => {
+    server = await startTestServer({
+      assistants: { ...bookingAssistants(), answer },
+      checkpointer: false,
+    });
+  });
+
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("runs a call in the request, and answers a known refusal as a JSON-RPC error with its message", async () => {
+    const mcp = new Client({ name: "memory-table-test", version: "1.0.0" });
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+        requestInit: {
+          headers: { Authorization: `Bearer ${await server.token("tenant-stateless")}` },
+        },
+      }),
+    );
+    try {
+      const result = (await mcp.callTool({
+        name: "answer",
+        arguments: { question: "loud" },
+      })) as CallToolResult;
+      expect(result.structuredContent).toEqual({ question: "loud", answer: "LOUD" });
+      // Pausing needs a checkpointer (CheckpointerRequiredError, a 400 on the HTTP routes).
+      await expect(
+        mcp.callTool({ name: "booking", arguments: { request: "a table" } }),
+      ).rejects.toMatchObject({
+        code: ErrorCode.InvalidRequest,
+        message: expect.stringContaining("checkpointer"),
+      });
+    } finally {
+      await mcp.close();
+    }
+  });
+});
