@@ -14,6 +14,7 @@ import { ROUTES, type ApiFace } from "./http/routes";
 import { ASSISTANT_HANDLERS } from "./http/assistants-face";
 import { CRON_HANDLERS } from "./http/crons-face";
 import { fireDueCrons, type CronSweepResult } from "./crons/fire";
+import { MCP_HANDLERS } from "./http/mcp-face";
 import { META_HANDLERS } from "./http/meta-face";
 import { RUN_STREAM_HANDLERS } from "./http/run-streams-face";
 import { THREAD_STREAM_HANDLERS } from "./http/thread-stream-face";
@@ -62,6 +63,7 @@ export const ROUTE_HANDLERS: Readonly<Record<string, RouteHandler>> = {
   ...STORE_HANDLERS,
   ...CRON_HANDLERS,
   ...META_HANDLERS,
+  ...MCP_HANDLERS,
 };
 
 // ROUTES feeds API Gateway: a route without a handler (or the reverse) is a bug caught at container init.

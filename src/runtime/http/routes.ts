@@ -121,6 +121,10 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: "DELETE", path: "/store/items", face: "server" },
   { method: "POST", path: "/store/items/search", face: "server" },
   { method: "POST", path: "/store/namespaces", face: "server" },
+  // MCP, stateless Streamable HTTP (mcp-face.ts): POST only; GET and DELETE answer 405.
+  { method: "POST", path: "/mcp", face: "server" },
+  { method: "GET", path: "/mcp", face: "server" },
+  { method: "DELETE", path: "/mcp", face: "server" },
 ];
 
 // An error class, whatever its constructor's parameters.

@@ -99,10 +99,21 @@ export const createRunBatch: RouteHandler = async (context) => {
 };
 
 export const waitRun: RouteHandler = async (context) =>
-  waitForRun(context, threadIdFrom(context.params.thread_id), false);
+  answered(await waitForRun(context, threadIdFrom(context.params.thread_id), false));
 
 export const waitStatelessRun: RouteHandler = async (context) =>
-  waitForRun(context, randomUUID(), true);
+  answered(await waitForRun(context, randomUUID(), true));
+
+/** What a waited run answers: its values (or `__error__`), and the run, named in `Content-Location`. */
+export interface WaitedRun {
+  answer: Record<string, unknown>;
+  /** Undefined for a run of a handler without a checkpointer (it keeps no run record). */
+  run?: RunRecord;
+}
+
+function answered({ answer, run }: WaitedRun): HttpResult {
+  return json(200, answer, run ? contentLocation(run) : {});
+}
 
 export const listRuns: RouteHandler = async (context) => {
   const threadId = threadIdFrom(context.params.thread_id);
@@ -320,20 +331,22 @@ async function refuseUnknownCheckpoint(
  * A run waited for: started here when the thread is free (this request is its first leg), else queued; then
  * joined until it ends or this request's time is up. A run that outlives the request goes on in the
  * background: the answer says so (`__error__` TimeoutError, which the SDK raises) and names the run in
- * `Content-Location`, so the client can join it.
+ * `Content-Location`, so the client can join it. `prepared`: the body and assistant, when the caller read them
+ * from elsewhere than the request's body (an MCP tool call).
  */
-async function waitForRun(
+export async function waitForRun(
   context: RouteContext,
   threadId: string,
   stateless: boolean,
-): Promise<HttpResult> {
-  if (!context.runs) return statelessWithoutCheckpointer(context, threadId);
+  prepared?: { body: RunBody; assistant: AssistantRecord },
+): Promise<WaitedRun> {
+  if (!context.runs) return statelessWithoutCheckpointer(context, threadId, prepared);
   if (context.remainingMs - context.deadlineMarginMs <= 0) {
     // Nothing ran yet: a "continue with input null" answer would be wrong (there may be no checkpoint).
     throw new RunBudgetExhaustedError(context.remainingMs, context.deadlineMarginMs);
   }
   const runs = manager(context);
-  const created = await startRun(context, threadId, stateless, true);
+  const created = await startRun(context, threadId, stateless, true, false, prepared);
   const { run, startsNow } = created;
   const deadline = Date.now() + budgetOf(context);
   if (startsNow) {
@@ -354,26 +367,19 @@ async function waitForRun(
   if (!joined) throw new RunNotFoundError(run.runId);
   if (!joined.done) {
     context.log.outcome = "running";
-    return json(
-      200,
-      {
-        __error__: {
-          error: "TimeoutError",
-          message: `Run ${run.runId} continues in the background: join it (GET /threads/${threadId}/runs/${run.runId}/join)`,
-        },
-      },
-      contentLocation(run),
-    );
+    const message = `Run ${run.runId} continues in the background: join it (GET /threads/${threadId}/runs/${run.runId}/join)`;
+    return { answer: { __error__: { error: "TimeoutError", message } }, run };
   }
-  return json(200, await resultOf(context, joined), contentLocation(run));
+  return { answer: await resultOf(context, joined), run };
 }
 
 /** A handler without a checkpointer keeps no threads or runs: a waited run runs here, statelessly. */
 async function statelessWithoutCheckpointer(
   context: RouteContext,
   threadId: string,
-): Promise<HttpResult> {
-  const body = parseRunBody(context.body, context.webhooks);
+  prepared?: { body: RunBody; assistant: AssistantRecord },
+): Promise<WaitedRun> {
+  const body = prepared?.body ?? parseRunBody(context.body, context.webhooks);
   if (body.ifNotExists !== "create" && context.params.thread_id !== undefined) {
     // No thread ever exists, so the default `reject` is a 404 as for any missing thread.
     throw new ThreadNotFoundError(
@@ -383,7 +389,7 @@ async function statelessWithoutCheckpointer(
   }
   if (body.kwargs.command?.resume !== undefined)
     throw new CheckpointerRequiredError("Resuming a run");
-  const assistant = await runAssistant(context, body.assistantId);
+  const assistant = prepared?.assistant ?? (await runAssistant(context, body.assistantId));
   context.log.thread = threadId;
   context.log.assistant = assistant.assistantId;
   const outcome = await context.engine.run({
@@ -397,21 +403,25 @@ async function statelessWithoutCheckpointer(
   context.log.outcome = outcome.kind;
   switch (outcome.kind) {
     case "completed":
-      return json(200, outcome.values);
+      return { answer: outcome.values };
     case "paused":
       throw new CheckpointerRequiredError("Pausing at an interrupt");
     case "deadline":
-      return json(200, {
-        __error__: { error: "TimeoutError", message: "The run was stopped at the deadline" },
-      });
-    case "failed":
-      return json(200, {
-        __error__: {
-          error: outcome.errorName,
-          message: outcome.message,
-          error_id: outcome.errorId,
+      return {
+        answer: {
+          __error__: { error: "TimeoutError", message: "The run was stopped at the deadline" },
         },
-      });
+      };
+    case "failed":
+      return {
+        answer: {
+          __error__: {
+            error: outcome.errorName,
+            message: outcome.message,
+            error_id: outcome.errorId,
+          },
+        },
+      };
   }
 }
 
