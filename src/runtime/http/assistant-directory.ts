@@ -82,6 +82,8 @@ export class AssistantDirectory {
   private readonly now: () => number;
   /** System assistants by assistant id. */
   private readonly system = new Map<string, AssistantRecord>();
+  /** System assistant ids by graph id: a UUIDv5 (a SHA-1) per request otherwise. */
+  private readonly systemIds = new Map<string, string>();
 
   constructor(options: AssistantDirectoryOptions) {
     this.registry = options.registry;
@@ -89,6 +91,7 @@ export class AssistantDirectory {
     this.now = options.now ?? Date.now;
     for (const graphId of this.registry.assistantIds) {
       const assistantId = systemAssistantId(graphId);
+      this.systemIds.set(graphId, assistantId);
       const defaults =
         options.defaults && Object.hasOwn(options.defaults, graphId)
           ? options.defaults[graphId]
@@ -272,6 +275,8 @@ export class AssistantDirectory {
 
   /** A graph id is its system assistant's id; anything else is an assistant id. */
   private canonicalId(idOrGraphId: string): string {
+    const systemId = this.systemIds.get(idOrGraphId);
+    if (systemId) return systemId;
     return this.registry.has(idOrGraphId) ? systemAssistantId(idOrGraphId) : idOrGraphId;
   }
 
