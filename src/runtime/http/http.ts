@@ -81,10 +81,23 @@ export function matchRoute(method: string, path: string): MatchedRoute {
     }
     allowed.push(candidate.route.method);
   }
-  if (allowed.length > 0) {
-    throw new HttpError(405, `${method} ${path} not allowed`, { allow: allowed.join(", ") });
-  }
+  if (allowed.length > 0) methodNotAllowed(method, path, allowed);
   throw new HttpError(404, `${method} ${path} not implemented`);
+}
+
+/**
+ * What a known path answers for a method it does not serve: 405 with `allow`. Also for a route kept in ROUTES
+ * only so that API Gateway passes the method on (a gateway without the route would answer 404 itself).
+ */
+export function methodNotAllowed(
+  method: string,
+  path: string,
+  allowed: string[],
+  reason?: string,
+): never {
+  throw new HttpError(405, `${method} ${path} not allowed${reason ? `: ${reason}` : ""}`, {
+    allow: allowed.join(", "),
+  });
 }
 
 function matchSegments(pattern: string[], actual: string[]): Record<string, string> | undefined {

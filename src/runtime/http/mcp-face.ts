@@ -1,4 +1,4 @@
-import { HttpError } from "./http";
+import { methodNotAllowed } from "./http";
 import type { RouteHandler } from "./route-context";
 
 /**
@@ -14,13 +14,13 @@ export const postMcp: RouteHandler = async (context) => loadMcpServer().answerMc
  * 405, as the transport spec has such a server answer them (the SDK's client then goes on without the stream).
  */
 function notAllowed(method: "GET" | "DELETE"): RouteHandler {
-  return async () => {
-    throw new HttpError(
-      405,
-      `${method} /mcp not allowed: the MCP endpoint is stateless (no server-sent stream, no session to end); send JSON-RPC messages with POST`,
-      { allow: "POST" },
+  return async () =>
+    methodNotAllowed(
+      method,
+      "/mcp",
+      ["POST"],
+      "the MCP endpoint is stateless (no server-sent stream, no session to end); send JSON-RPC messages with POST",
     );
-  };
 }
 
 /**
