@@ -15,7 +15,8 @@ export const CORS_ORIGINS_VARIABLE = "CORS_ALLOW_ORIGINS";
 /**
  * What the LangGraph SDK and the UIs built on it send: credentials (`authorization`, the SDK's `apiKey` as
  * `x-api-key`, and `x-auth-scheme`, which Agent Chat UI and Studio add), JSON bodies, `last-event-id` when a stream
- * reconnects, `accept`, and `x-request-id` for tracing. Any other `x-` header a preflight asks for is allowed too:
+ * reconnects, `accept`, `x-request-id` for tracing, and `mcp-protocol-version`, which an MCP client sends to `/mcp`
+ * after `initialize` (a browser client such as the MCP Inspector). Any other `x-` header a preflight asks for is allowed too:
  * clients put their own `x-` headers in the SDK's `defaultHeaders` for the graph's config.
  */
 export const CORS_ALLOW_HEADERS = [
@@ -23,6 +24,7 @@ export const CORS_ALLOW_HEADERS = [
   "authorization",
   "content-type",
   "last-event-id",
+  "mcp-protocol-version",
   "x-api-key",
   "x-auth-scheme",
   "x-request-id",

@@ -58,6 +58,7 @@ describe("dev server CORS and X-Api-Key", () => {
           "x-request-id",
           "x-auth-scheme",
           "accept",
+          "mcp-protocol-version",
         ]),
       );
       expect(answer.headers.get("access-control-max-age")).toBe("600");
