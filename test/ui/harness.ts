@@ -36,17 +36,17 @@ export interface DevServer {
 }
 
 /**
- * `npm start -- --config <langgraph.json>` (with `--dynamodb-local` for the DynamoDB backend), run from the
+ * `npm start -- --config <langgraph.json>` (the UI fixture's unless `config` names another; with `--dynamodb-local`
+ * for the DynamoDB backend), run from the
  * compiled dev server as `npm start` runs it, on a free port; the URL and the token are read from its banner as a
  * developer reads them.
  */
-export async function startDevServer(backend: Backend, dataDir: string): Promise<DevServer> {
-  const args = [
-    "--optimize-for-size",
-    join(ROOT, "dist/dev/dev-server.js"),
-    "--config",
-    FIXTURE_CONFIG,
-  ];
+export async function startDevServer(
+  backend: Backend,
+  dataDir: string,
+  config: string = FIXTURE_CONFIG,
+): Promise<DevServer> {
+  const args = ["--optimize-for-size", join(ROOT, "dist/dev/dev-server.js"), "--config", config];
   if (backend === "dynamodb-local") args.push("--dynamodb-local");
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
