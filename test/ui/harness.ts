@@ -29,8 +29,10 @@ export async function stopAll(): Promise<void> {
 
 export interface DevServer {
   url: string;
-  /** The banner's dev token, for tenant "demo". */
+  /** The credential the UIs paste as "LangSmith API Key": the banner's dev token, for tenant "demo" (or an API key). */
   token: string;
+  /** Answers arrive whole, streams included (API Gateway, which does not stream); the dev server streams. */
+  buffered?: boolean;
   client: Client;
   stop(): Promise<void>;
 }
