@@ -217,8 +217,9 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
   } else {
     session.checkpoints = inMemoryCheckpoints();
   }
-  // What Studio renders its forms from: Annotation graphs' schemas come from their TypeScript (cached in .dev/).
-  const graphSchemas = await readDevGraphSchemas(args.config, createLogger(environment.logLevel));
+  // What Studio renders its forms from: Annotation graphs' schemas come from their TypeScript (cached in .dev/),
+  // read in a worker thread while the server answers; the schemas routes wait for them.
+  const graphSchemas = readDevGraphSchemas(args.config, createLogger(environment.logLevel));
   ready.handler = createHandler({
     assistants,
     graphSchemas,

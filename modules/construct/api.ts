@@ -64,6 +64,23 @@ export interface HttpApiProps {
 /** Headers browsers may send cross-origin: the SDK's bearer token, or an API key (what browser UIs send). */
 export const API_CORS_ALLOW_HEADERS = ["authorization", "content-type", "x-api-key"];
 
+/** The HTTP API's `cors_configuration` for `origins` (API Gateway answers preflights with it, before any authorizer). */
+export interface ApiCorsConfiguration {
+  allow_origins: string[];
+  allow_methods: string[];
+  allow_headers: string[];
+  max_age: number;
+}
+
+export function apiCorsConfiguration(origins: string[]): ApiCorsConfiguration {
+  return {
+    allow_origins: origins,
+    allow_methods: [...new Set(ROUTES.map((route) => route.method))].sort(),
+    allow_headers: API_CORS_ALLOW_HEADERS,
+    max_age: 3600,
+  };
+}
+
 /**
  * The HTTP API: one explicit route per handler route, every one behind the JWT authorizer (no `$default` route,
  * and HTTP APIs answer CORS preflight themselves), access logs, throttling, CORS only for listed origins.
@@ -162,11 +179,6 @@ export class HttpApi extends Construct {
 
   /** A CORS block only when origins are listed. */
   private addCors(origins: string[]): void {
-    addBlockIfAny(this.api, "cors_configuration", origins, {
-      allow_origins: origins,
-      allow_methods: [...new Set(ROUTES.map((route) => route.method))].sort(),
-      allow_headers: API_CORS_ALLOW_HEADERS,
-      max_age: 3600,
-    });
+    addBlockIfAny(this.api, "cors_configuration", origins, { ...apiCorsConfiguration(origins) });
   }
 }

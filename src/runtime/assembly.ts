@@ -18,7 +18,7 @@ import { InMemoryCronStore } from "./crons/in-memory-cron-store";
 import { InProcessDispatcher } from "./runs/dispatchers";
 import { RunEngine, type TenantSaver } from "./graphs/engine";
 import { GraphRegistry } from "./graphs/graph-registry";
-import { checkSourceSchemas, type SourceSchemasByGraph } from "./graphs/graph-schemas";
+import type { SourceSchemasByGraph } from "./graphs/graph-schemas";
 import { InMemoryAssistantStore } from "./graphs/in-memory-assistant-store";
 import { InMemoryRunEventStore } from "./runs/in-memory-run-event-store";
 import { InMemoryRunStore } from "./runs/in-memory-run-store";
@@ -47,9 +47,11 @@ export interface HandlerOptions {
    * JSON schemas of the graphs read from their TypeScript ahead of time, by graph id: what
    * `GET /assistants/{id}/schemas` answers for graphs built with `Annotation`, which carry none at run time (zod
    * and StateSchema graphs describe themselves). The dev server reads them at start, the image build into
-   * `graph-schemas.json`. Default: none (such a graph's schemas are unknown).
+   * `graph-schemas.json`. Default: none (such a graph's schemas are unknown). A promise of them lets the handler
+   * serve while they are read (the dev server reads them in a worker thread): the schemas and subgraphs routes
+   * wait for it, every other route does not.
    */
-  graphSchemas?: SourceSchemasByGraph;
+  graphSchemas?: SourceSchemasByGraph | Promise<SourceSchemasByGraph>;
   /**
    * A saver shared by all tenants (the handler scopes thread ids by tenant; a saver bound to one tenant, such
    * as a DynamoDBSaver, is refused here), a function building one per request for the caller's tenant (a
@@ -161,9 +163,7 @@ export function assembleRuntime(options: HandlerOptions): Runtime {
     saverFor ? scope?.checkpointer : undefined,
     logger,
     storeFor ? scope?.store : undefined,
-    options.graphSchemas === undefined
-      ? undefined
-      : checkSourceSchemas(options.graphSchemas, "graphSchemas"),
+    options.graphSchemas,
   );
   const assistants = new AssistantDirectory({
     registry,

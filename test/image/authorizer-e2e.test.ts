@@ -8,7 +8,10 @@ import {
   deleteTestTable,
   localEndpoint,
 } from "../support/dynamodb";
+import { apiCorsConfiguration } from "../../modules/construct/api";
+import { startApiGatewayStandIn } from "./api-gateway-stand-in";
 import { apiGatewayEvent, resultBody, type HttpRequest } from "./events";
+import { LambdaFunctionStandIn } from "./lambda-invoke-stand-in";
 import { imageNodeBinary, missingImageNode, startRic, type RicProcess } from "./ric-process";
 import { RuntimeApiEmulator, type InvocationOutcome } from "./runtime-api";
 import { prepareTaskRoot, type TaskRoot } from "./task-root";
@@ -155,5 +158,72 @@ describeWithImageNode(
       expect(authorizer.ric.output()).not.toContain(keyA.key.slice(20));
       expect(api.ric.output()).not.toContain(keyA.key.slice(20));
     });
+
+    it("through the API Gateway stand-in: the module's CORS answers preflights before the authorizer, which refuses a missing or revoked key (403)", async () => {
+      const env = { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: localEndpoint(), LOG_LEVEL: "warn" };
+      const fn = (name: string, handler: string) =>
+        new LambdaFunctionStandIn({
+          name,
+          node: node!,
+          taskRoot: taskRoot.dir,
+          handler,
+          env,
+          timeoutMs: 20_000,
+        });
+      const api = fn("memory-table-api", IMAGE_HANDLERS.api);
+      const authorizer = fn("memory-table-authorizer", IMAGE_HANDLERS.authorizer);
+      const page = "http://127.0.0.1:5173";
+      const gateway = await startApiGatewayStandIn({
+        integration: api,
+        authorizer: { kind: "lambda", fn: authorizer },
+        cors: apiCorsConfiguration([page]),
+      });
+      try {
+        const key = await createApiKey(table, { tenantId: "img-cors", expiresInMs: 3_600_000 });
+        const preflight = (origin: string, headers = "content-type,x-api-key") =>
+          fetch(`${gateway.url}/threads`, {
+            method: "OPTIONS",
+            headers: {
+              origin,
+              "access-control-request-method": "POST",
+              "access-control-request-headers": headers,
+            },
+          });
+        const allowed = await preflight(page);
+        expect(allowed.status).toBe(204);
+        expect(allowed.headers.get("access-control-allow-origin")).toBe(page);
+        expect(allowed.headers.get("access-control-allow-headers")).toBe(
+          "authorization,content-type,x-api-key",
+        );
+        expect(
+          (await preflight("https://elsewhere.example.com")).headers.get(
+            "access-control-allow-origin",
+          ),
+        ).toBeNull();
+        expect(
+          (await preflight(page, "x-unlisted")).headers.get("access-control-allow-origin"),
+        ).toBeNull();
+        expect(gateway.counts).toEqual({ preflights: 3, authorizerCalls: 0, integrationCalls: 0 });
+
+        const create = (headers: Record<string, string>) =>
+          fetch(`${gateway.url}/threads`, {
+            method: "POST",
+            headers: { origin: page, "content-type": "application/json", ...headers },
+            body: JSON.stringify({ thread_id: "img-cors-thread" }),
+          });
+        const created = await create({ "x-api-key": key.key });
+        expect(created.status).toBe(200);
+        expect(created.headers.get("access-control-allow-origin")).toBe(page);
+        expect((await create({})).status).toBe(403);
+        await revokeTenantApiKey(table, "img-cors", key.keyId);
+        // The authorizer's container caches a verdict for API_KEY_CACHE_SECONDS: a new one reads the revocation.
+        await authorizer.stop();
+        expect((await create({ "x-api-key": key.key })).status).toBe(403);
+        expect((await fetch(`${gateway.url}/nowhere`)).status).toBe(404);
+      } finally {
+        await gateway.close();
+        await Promise.all([api.stop(), authorizer.stop()]);
+      }
+    }, 120_000);
   },
 );

@@ -1,7 +1,4 @@
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, existsSync, rmSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
@@ -24,6 +21,7 @@ import {
   LambdaInvokeApiStandIn,
   type FunctionOutcome,
 } from "./lambda-invoke-stand-in";
+import { startApiGatewayStandIn } from "./api-gateway-stand-in";
 import { imageNodeBinary, missingImageNode } from "./ric-process";
 import { bundleGraphModule, prepareTaskRoot, type TaskRoot } from "./task-root";
 
@@ -124,7 +122,11 @@ describeWithImageNode(
         timeoutMs: options.workerTimeoutMs,
       });
       invokeApi.serve(worker);
-      const gateway = await startApiGatewayStandIn(api, keys);
+      const gateway = await startApiGatewayStandIn({
+        integration: api,
+        authorizer: { kind: "jwt", verify: createBearerVerifier(keys) },
+        timeoutMs: API_GATEWAY_TIMEOUT_MS,
+      });
       return {
         api,
         worker,
@@ -469,123 +471,4 @@ async function joinUntilDone(
       timeouts += 1;
     }
   }
-}
-
-/**
- * API Gateway's HTTP API in front of the API function, on 127.0.0.1: the JWT authorizer (dev keys: a token
- * signed by them passes, anything else is 401 and the function never runs), each request as a payload 2.0 event
- * carrying the verified claims, and the integration's 30 s limit (504).
- */
-async function startApiGatewayStandIn(
-  fn: LambdaFunctionStandIn,
-  keys: DevKeys,
-): Promise<{ url: string; close(): Promise<void> }> {
-  const verify = createBearerVerifier(keys);
-  const server: Server = createServer((request, response) => {
-    void (async () => {
-      const claims = await verify(request.headers.authorization);
-      if (!claims) {
-        response.writeHead(401, { "content-type": "application/json" });
-        response.end(JSON.stringify({ message: "Unauthorized" }));
-        return;
-      }
-      const body = await readBody(request);
-      let timer: NodeJS.Timeout | undefined;
-      const limit = new Promise<"limit">((resolve) => {
-        timer = setTimeout(() => resolve("limit"), API_GATEWAY_TIMEOUT_MS);
-      });
-      const outcome = await Promise.race([fn.invoke(httpEvent(request, body, claims)), limit]);
-      clearTimeout(timer);
-      if (outcome === "limit" || outcome.kind !== "response") {
-        const status = outcome === "limit" || outcome.kind === "timeout" ? 504 : 500;
-        response.writeHead(status, { "content-type": "application/json" });
-        response.end(
-          JSON.stringify({
-            message: status === 504 ? "Service Unavailable" : "Internal Server Error",
-          }),
-        );
-        return;
-      }
-      const result = outcome.body as {
-        statusCode: number;
-        headers?: Record<string, string>;
-        body?: string;
-        isBase64Encoded?: boolean;
-      };
-      response.writeHead(result.statusCode, result.headers ?? {});
-      response.end(
-        result.body === undefined
-          ? undefined
-          : Buffer.from(result.body, result.isBase64Encoded ? "base64" : "utf8"),
-      );
-    })().catch((error: unknown) => {
-      if (!response.headersSent) response.writeHead(500).end(String(error));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-/** A payload 2.0 event as API Gateway's HTTP API hands it to the function behind its JWT authorizer. */
-function httpEvent(
-  request: IncomingMessage,
-  body: string,
-  claims: Record<string, unknown>,
-): Record<string, unknown> {
-  const url = new URL(request.url ?? "/", "http://localhost");
-  const query: Record<string, string> = {};
-  url.searchParams.forEach((value, name) => {
-    query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
-  });
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(",") : value;
-  }
-  const now = Date.now();
-  const method = request.method ?? "GET";
-  return {
-    version: "2.0",
-    routeKey: "$default",
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
-    headers,
-    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
-    ...(body.length > 0 ? { body } : {}),
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: "123456789012",
-      apiId: "local",
-      domainName: "local.execute-api.us-east-1.amazonaws.com",
-      domainPrefix: "local",
-      http: {
-        method,
-        path: url.pathname,
-        protocol: "HTTP/1.1",
-        sourceIp: "127.0.0.1",
-        userAgent: headers["user-agent"] ?? "",
-      },
-      requestId: randomUUID(),
-      routeKey: "$default",
-      stage: "$default",
-      time: new Date(now).toUTCString(),
-      timeEpoch: now,
-      authorizer: { jwt: { claims, scopes: null } },
-    },
-  };
-}
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    request.on("error", reject);
-  });
 }

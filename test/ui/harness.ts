@@ -29,24 +29,26 @@ export async function stopAll(): Promise<void> {
 
 export interface DevServer {
   url: string;
-  /** The banner's dev token, for tenant "demo". */
+  /** The credential the UIs paste as "LangSmith API Key": the banner's dev token, for tenant "demo" (or an API key). */
   token: string;
+  /** Answers arrive whole, streams included (API Gateway, which does not stream); the dev server streams. */
+  buffered?: boolean;
   client: Client;
   stop(): Promise<void>;
 }
 
 /**
- * `npm start -- --config <langgraph.json>` (with `--dynamodb-local` for the DynamoDB backend), run from the
+ * `npm start -- --config <langgraph.json>` (the UI fixture's unless `config` names another; with `--dynamodb-local`
+ * for the DynamoDB backend), run from the
  * compiled dev server as `npm start` runs it, on a free port; the URL and the token are read from its banner as a
  * developer reads them.
  */
-export async function startDevServer(backend: Backend, dataDir: string): Promise<DevServer> {
-  const args = [
-    "--optimize-for-size",
-    join(ROOT, "dist/dev/dev-server.js"),
-    "--config",
-    FIXTURE_CONFIG,
-  ];
+export async function startDevServer(
+  backend: Backend,
+  dataDir: string,
+  config: string = FIXTURE_CONFIG,
+): Promise<DevServer> {
+  const args = ["--optimize-for-size", join(ROOT, "dist/dev/dev-server.js"), "--config", config];
   if (backend === "dynamodb-local") args.push("--dynamodb-local");
   const child = spawn(process.execPath, args, {
     cwd: ROOT,

@@ -29,9 +29,16 @@ import {
   type Backend,
   type NextApp,
 } from "./harness";
+import {
+  imageDeploymentMissing,
+  startImageDeployment,
+  type ImageDeployment,
+} from "./image-deployment";
 import { buildUi, findUiSource, UIS, type UiSpec } from "./ui-build";
 
-const BACKENDS: readonly Backend[] = ["memory", "dynamodb-local"];
+/** The dev server's two backends, and the image behind the API Gateway stand-in (image-deployment.ts). */
+type RunBackend = Backend | "image";
+const BACKENDS: readonly RunBackend[] = ["memory", "dynamodb-local", "image"];
 const CHROMIUM_FLAGS = [
   "--headless",
   "--no-sandbox",
@@ -102,16 +109,30 @@ async function main(): Promise<number> {
     });
 
     for (const backend of backends) {
-      if (backend === "dynamodb-local" && javaProblem) {
-        log(`SKIP: backend dynamodb-local: ${javaProblem}`);
+      const missing =
+        backend !== "memory" && javaProblem
+          ? javaProblem
+          : backend === "image"
+            ? imageDeploymentMissing()
+            : undefined;
+      if (missing) {
+        log(`SKIP: backend ${backend}: ${missing}`);
         for (const { spec } of present)
-          steps.skip(`${spec.name}@${backend}`, DRIVERS[spec.name].steps, "no java");
+          steps.skip(`${spec.name}@${backend}`, DRIVERS[spec.name].steps, missing);
+        if (backend === "image") steps.skip(`gateway@image`, GATEWAY_STEPS, missing);
         continue;
       }
       const serverStarted = Date.now();
-      const api = await startDevServer(backend, join(dataDir, backend));
+      const api =
+        backend === "image"
+          ? await startImageDeployment(
+              join(dataDir, backend),
+              [...apps.values()].map((app) => app.url),
+              log,
+            )
+          : await startDevServer(backend, join(dataDir, backend));
       log(
-        `dev server (${backend}) on ${api.url}, started in ${((Date.now() - serverStarted) / 1000).toFixed(1)} s`,
+        `${backend === "image" ? "image behind the API Gateway stand-in" : `dev server (${backend})`} on ${api.url}, started in ${((Date.now() - serverStarted) / 1000).toFixed(1)} s`,
       );
       try {
         for (const { spec } of present) {
@@ -119,6 +140,9 @@ async function main(): Promise<number> {
           const groupStarted = Date.now();
           await DRIVERS[spec.name].drive(browser, apps.get(spec.name)!, api, steps, group);
           groupTimes.push(`${group}: ${((Date.now() - groupStarted) / 1000).toFixed(1)} s`);
+        }
+        if (backend === "image") {
+          await checkGateway(api as ImageDeployment, [...apps.values()][0]!.url, steps);
         }
       } finally {
         await api.stop();
@@ -130,6 +154,61 @@ async function main(): Promise<number> {
     rmSync(dataDir, { recursive: true, force: true });
   }
   return summary(steps, groupTimes, started);
+}
+
+const GATEWAY_STEPS = ["cors", "credentials"] as const;
+
+/**
+ * What the UIs relied on at the API Gateway stand-in, checked directly once they are done: the module's CORS
+ * configuration answered their preflights (a UI origin allowed, another not, no function invoked), and the
+ * authorizer refused a request without a key or with a wrong one (403, as API Gateway answers a refusal).
+ */
+async function checkGateway(deployment: ImageDeployment, uiOrigin: string, steps: Steps) {
+  const step = steps.group("gateway@image", () => undefined);
+  await step("cors", async () => {
+    const { preflights, integrationCalls } = deployment.gateway.counts;
+    if (preflights === 0) throw new Error("expected the UIs' preflights to reach the stand-in");
+    const preflight = (origin: string) =>
+      fetch(`${deployment.url}/threads/search`, {
+        method: "OPTIONS",
+        headers: {
+          origin,
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "content-type,x-api-key",
+        },
+      });
+    const allowed = await preflight(uiOrigin);
+    if (allowed.headers.get("access-control-allow-origin") !== uiOrigin) {
+      throw new Error(
+        `expected ${uiOrigin} allowed, got ${allowed.status} with access-control-allow-origin ${allowed.headers.get("access-control-allow-origin")}`,
+      );
+    }
+    const other = await preflight("https://elsewhere.example.com");
+    if (other.headers.get("access-control-allow-origin") !== null) {
+      throw new Error("expected an origin not in cors_allow_origins to get no CORS headers");
+    }
+    if (deployment.gateway.counts.integrationCalls !== integrationCalls) {
+      throw new Error("expected preflights to be answered without invoking the API function");
+    }
+    return `${preflights} preflights of the UIs answered from the module's cors_configuration; another origin refused`;
+  });
+  await step("credentials", async () => {
+    const search = (headers: Record<string, string>) =>
+      fetch(`${deployment.url}/threads/search`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: "{}",
+      });
+    const none = await search({});
+    const wrong = await search({ "x-api-key": `${deployment.token.slice(0, -4)}AAAA` });
+    const right = await search({ "x-api-key": deployment.token });
+    if (none.status !== 403 || wrong.status !== 403 || right.status !== 200) {
+      throw new Error(
+        `expected 403 without a key and with a wrong one, 200 with the key, got ${none.status}, ${wrong.status}, ${right.status}`,
+      );
+    }
+    return `no key 403, a wrong key 403, the key 200; authorizer invoked ${deployment.gateway.counts.authorizerCalls} times`;
+  });
 }
 
 function summary(steps: Steps, groupTimes: string[], started: number): number {
@@ -148,17 +227,17 @@ function summary(steps: Steps, groupTimes: string[], started: number): number {
   return failed > 0 ? 1 : 0;
 }
 
-function parseOptions(args: string[]): { backend?: Backend; ui?: UiSpec["name"] } {
-  const options: { backend?: Backend; ui?: UiSpec["name"] } = {};
+function parseOptions(args: string[]): { backend?: RunBackend; ui?: UiSpec["name"] } {
+  const options: { backend?: RunBackend; ui?: UiSpec["name"] } = {};
   for (let index = 0; index < args.length; index += 1) {
     const [name, value] = [args[index], args[index + 1]];
-    if (name === "--backend" && (value === "memory" || value === "dynamodb-local"))
-      options.backend = value;
+    if (name === "--backend" && BACKENDS.includes(value as RunBackend))
+      options.backend = value as RunBackend;
     else if (name === "--ui" && (value === "agent-chat-ui" || value === "agent-inbox"))
       options.ui = value;
     else {
       throw new Error(
-        `expected --backend memory|dynamodb-local or --ui agent-chat-ui|agent-inbox, got ${JSON.stringify(args.slice(index).join(" "))}`,
+        `expected --backend memory|dynamodb-local|image or --ui agent-chat-ui|agent-inbox, got ${JSON.stringify(args.slice(index).join(" "))}`,
       );
     }
     index += 1;

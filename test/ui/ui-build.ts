@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { findFetchedRepository, type FetchedRepository } from "../support/fetched-repository";
 
 /**
  * The two LangGraph UIs, built as their own READMEs build them, unmodified: a copy of the repository's newest
@@ -36,14 +37,11 @@ export const UIS: readonly UiSpec[] = [
   },
 ];
 
-/** Where the fetch tool puts a repository: `<dir>/<owner>+<name>/repo`, a git directory without a work tree. */
-const MIRROR_DIR_VARIABLE = "UI_MIRROR_DIR";
-const DEFAULT_MIRROR_DIR = "/work/.mirror";
 const CACHE_VARIABLE = "UI_BUILD_CACHE";
 const BUILT_MARKER = ".memory-table-built.json";
 const INSTALLED_MARKER = ".memory-table-installed";
 
-export type UiSource = { gitDir: string; commit: string } | { missing: string };
+export type UiSource = FetchedRepository;
 
 export interface BuiltUi {
   spec: UiSpec;
@@ -58,33 +56,7 @@ export interface BuiltUi {
 
 /** The repository's copy, or what is missing (printed as the SKIP reason). */
 export function findUiSource(spec: UiSpec, env: NodeJS.ProcessEnv = process.env): UiSource {
-  const configured = env[spec.sourceVariable];
-  const mirror = join(
-    env[MIRROR_DIR_VARIABLE] || DEFAULT_MIRROR_DIR,
-    spec.repository.replace("/", "+"),
-    "repo",
-  );
-  const candidate = configured || mirror;
-  if (!existsSync(candidate)) {
-    return {
-      missing: configured
-        ? `${spec.sourceVariable} is ${configured}, which does not exist`
-        : `no copy of github.com/${spec.repository} at ${mirror} (bring it with the fetch tool, or name a clone in ${spec.sourceVariable})`,
-    };
-  }
-  try {
-    const gitDir = execFileSync("git", ["-C", candidate, "rev-parse", "--absolute-git-dir"], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-    }).trim();
-    const commit = execFileSync("git", ["--git-dir", gitDir, "rev-parse", "HEAD"], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-    }).trim();
-    return { gitDir, commit };
-  } catch (error) {
-    return { missing: `${candidate} is not a git repository with a commit: ${String(error)}` };
-  }
+  return findFetchedRepository(spec.repository, spec.sourceVariable, env);
 }
 
 export function uiCacheDir(env: NodeJS.ProcessEnv = process.env): string {

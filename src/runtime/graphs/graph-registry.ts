@@ -3,7 +3,11 @@ import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkp
 import { assertPathIdentifier } from "../../shared/identifiers";
 import { InvalidConfigurationError } from "../../shared/errors";
 import type { GraphFactory, HandlerGraph } from "../types";
-import type { SourceGraphSchemas, SourceSchemasByGraph } from "./graph-schemas";
+import {
+  checkSourceSchemas,
+  type SourceGraphSchemas,
+  type SourceSchemasByGraph,
+} from "./graph-schemas";
 
 /** Most compiled graphs kept per container (one per assistant and tenant); the oldest is dropped beyond it. */
 const MAX_CACHED_GRAPHS = 256;
@@ -15,6 +19,8 @@ const MAX_CACHED_GRAPHS = 256;
 export class GraphRegistry {
   private readonly cache = new Map<string, Promise<HandlerGraph>>();
   readonly assistantIds: string[];
+  /** The source schemas once given (and checked): a promise while they are still being read. */
+  private readonly sourceSchemas: Promise<SourceSchemasByGraph>;
 
   constructor(
     private readonly factories: Readonly<Record<string, GraphFactory>>,
@@ -22,8 +28,11 @@ export class GraphRegistry {
     private readonly logger: Logger,
     /** The graphs' long-term store (the request scope's); none by default. */
     private readonly store?: BaseStore,
-    /** JSON schemas read from the graphs' TypeScript ahead of time, by graph id (see graph-schemas.ts). */
-    private readonly sourceSchemas: SourceSchemasByGraph = {},
+    /**
+     * JSON schemas read from the graphs' TypeScript ahead of time, by graph id (see graph-schemas.ts), or a
+     * promise of them while they are being read (the dev server reads them in a worker thread as it serves).
+     */
+    sourceSchemas: SourceSchemasByGraph | Promise<SourceSchemasByGraph> = {},
   ) {
     this.assistantIds = Object.keys(factories);
     if (this.assistantIds.length === 0) {
@@ -38,15 +47,20 @@ export class GraphRegistry {
         );
       }
     }
+    this.sourceSchemas = readySourceSchemas(sourceSchemas, logger);
   }
 
   has(assistantId: string): boolean {
     return Object.prototype.hasOwnProperty.call(this.factories, assistantId);
   }
 
-  /** What was read of a graph's TypeScript source ahead of time, if anything. */
-  schemasFromSource(graphId: string): SourceGraphSchemas | undefined {
-    return Object.hasOwn(this.sourceSchemas, graphId) ? this.sourceSchemas[graphId] : undefined;
+  /**
+   * What was read of a graph's TypeScript source ahead of time, if anything: once it has been read, so a graph's
+   * schemas are never answered empty while they are still being read.
+   */
+  async schemasFromSource(graphId: string): Promise<SourceGraphSchemas | undefined> {
+    const schemas = await this.sourceSchemas;
+    return Object.hasOwn(schemas, graphId) ? schemas[graphId] : undefined;
   }
 
   /** The assistant used when a request names none: `agent`, else the only one. */
@@ -84,4 +98,27 @@ export class GraphRegistry {
     }
     return built;
   }
+}
+
+/**
+ * Source schemas checked as soon as they are there. Schemas given at once are checked now, so bad ones stop the
+ * handler's creation; a promise's are checked when it settles, and a promise that rejects or gives bad schemas
+ * is logged and fails the requests that need them (each with that error), never the process.
+ */
+function readySourceSchemas(
+  given: SourceSchemasByGraph | Promise<SourceSchemasByGraph>,
+  logger: Logger,
+): Promise<SourceSchemasByGraph> {
+  if (!isPromiseLike(given)) return Promise.resolve(checkSourceSchemas(given, "graphSchemas"));
+  const checked = Promise.resolve(given).then((schemas) =>
+    checkSourceSchemas(schemas, "graphSchemas"),
+  );
+  checked.catch((error: unknown) =>
+    logger.error({ err: error }, "graph schemas could not be read: the schemas routes fail"),
+  );
+  return checked;
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
 }

@@ -189,7 +189,8 @@ export const getAssistantGraph: RouteHandler = async (context) => {
 
 export const getAssistantSchemas: RouteHandler = async (context) => {
   const { assistant, graph } = await assistantGraph(context);
-  const schemas = graphSchemas(graph, context.registry.schemasFromSource(assistant.graphId)?.graph);
+  const fromSource = await context.registry.schemasFromSource(assistant.graphId);
+  const schemas = graphSchemas(graph, fromSource?.graph);
   // A schema nothing tells is left out, as LangGraph Server leaves it ("missing if unable to generate").
   return json(200, {
     graph_id: assistant.graphId,
@@ -206,7 +207,7 @@ export const getAssistantSubgraphs: RouteHandler = async (context) => {
   const recurse = parseRequest(assistantSubgraphsQuery, context.query).recurse ?? false;
   const namespace = context.params.namespace;
   const { assistant, graph } = await assistantGraph(context);
-  const fromSource = context.registry.schemasFromSource(assistant.graphId)?.subgraphs ?? {};
+  const fromSource = (await context.registry.schemasFromSource(assistant.graphId))?.subgraphs ?? {};
   const subgraphs: Record<string, GraphSchemas> = {};
   if (typeof graph.getSubgraphsAsync === "function") {
     for await (const [name, subgraph] of graph.getSubgraphsAsync(namespace, recurse)) {

@@ -69,6 +69,11 @@ export interface CreatedRun {
 
 // Queued runs remembered by the process that created them (RunManager.queuedHere).
 const MAX_QUEUED_HERE = 64;
+/**
+ * How long a cancel waits for a leg here that has not started its run (it waits out `after_seconds`) to end it:
+ * woken, the leg only writes the run's end.
+ */
+const UNSTARTED_CANCEL_WAIT_MS = 10_000;
 
 /**
  * Background runs, as their callers see them: creation in the thread's queue (multitask strategies), cancels,
@@ -211,7 +216,11 @@ export class RunManager {
       await endQueued(this.m, tenantId, threadId, runId, action);
     } else if (state === "running") {
       const local = this.m.legs.stop(runId, action);
-      if (!local && run.status === "pending") {
+      if (local && run.status === "pending") {
+        // Its leg here waits out after_seconds: woken, it ends the run unstarted. Answer once it has, as LangGraph
+        // Server marks a pending run interrupted before it answers, so a read right after sees the run ended.
+        await this.join(tenantId, threadId, runId, UNSTARTED_CANCEL_WAIT_MS, run);
+      } else if (!local && run.status === "pending") {
         // Handed over before it started (after_seconds): no leg runs it now, so it ends here.
         const record = await this.options.threads.get(tenantId, threadId);
         if (record) await endUnstarted(this.m, tenantId, run, { runId, previous: record }, action);
