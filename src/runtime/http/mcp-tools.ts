@@ -147,7 +147,7 @@ function toolOf(assistant: AssistantRecord, inputSchema: Tool["inputSchema"]): T
 /** The graph's input schema (as `GET /assistants/{id}/schemas` serves it), as an MCP tool's object schema. */
 async function inputSchemaOf(context: RouteContext, graphId: string): Promise<Tool["inputSchema"]> {
   const graph = (await context.engine.graph(graphId, context.tenantId)) as IntrospectableGraph;
-  const { input } = graphSchemas(graph, context.registry.schemasFromSource(graphId)?.graph);
+  const { input } = graphSchemas(graph, (await context.registry.schemasFromSource(graphId))?.graph);
   if (typeof input !== "object" || input === null || Array.isArray(input)) return { ...ANY_OBJECT };
   const schema = input as Record<string, unknown>;
   // A graph's input is its state's fields: an object, even where the schema leaves `type` out.
