@@ -6,6 +6,7 @@ import type { Client } from "@langchain/langgraph-sdk";
 import pino from "pino";
 import { InMemorySaver } from "../../src/checkpoint/memory";
 import { signDevToken } from "../../src/dev/auth";
+import { teamAuth, THREADS_ADMIN_SCOPE } from "../../src/examples/auth";
 import { ownerOnly } from "../../src/runtime/auth/owner-only";
 import { readRuntimeConfig } from "../../src/runtime/config";
 import { createHandler } from "../../src/runtime/handler";
@@ -384,5 +385,39 @@ describe("owner-only through the Lambda handler (API Gateway's JWT authorizer cl
     const refused = await handler(apiEvent("POST", "/threads", { body: "{}", claims: claims() }));
     expect(refused.statusCode).toBe(403);
     expect(JSON.parse(refused.body!).detail).toMatch(/names no user/);
+  });
+});
+
+describe("the example auth (src/examples/auth.ts) through the Lambda handler: scopes from the JWT", () => {
+  const handler = createHandler({
+    assistants: { echo },
+    checkpointer: new InMemorySaver(),
+    auth: teamAuth,
+    logger: pino({ level: "silent" }),
+    metrics: false,
+  });
+  const as = (sub: string, scope?: string) => ({
+    "custom:tenant_id": TENANT,
+    sub,
+    ...(scope ? { scope } : {}),
+  });
+
+  it("lets a user with the admin scope see every thread of the tenant, and no one else's", async () => {
+    const created = await handler(
+      apiEvent("POST", "/threads", { body: "{}", claims: as("alice") }),
+    );
+    const { thread_id: threadId } = JSON.parse(created.body!) as { thread_id: string };
+    const read = (claims: Record<string, string>) =>
+      handler(apiEvent("GET", `/threads/${threadId}`, { claims }));
+    expect((await read(as("alice"))).statusCode).toBe(200);
+    expect((await read(as("bob"))).statusCode).toBe(404);
+    expect((await read(as("root", `openid ${THREADS_ADMIN_SCOPE}`))).statusCode).toBe(200);
+    const put = await handler(
+      apiEvent("PUT", "/store/items", {
+        body: JSON.stringify({ namespace: ["alice"], key: "k", value: { a: 1 } }),
+        claims: as("bob"),
+      }),
+    );
+    expect(put.statusCode).toBe(403);
   });
 });
