@@ -69,7 +69,11 @@ function requestOf(event: HttpEvent, path: string): Request {
   if (event.cookies?.length) headers.set("cookie", event.cookies.join("; "));
   const method = event.requestContext?.http?.method ?? "GET";
   const hasBody = method !== "GET" && method !== "HEAD" && event.body !== undefined;
-  return new Request(`https://${host}${path}${query}`, {
+  // A Host header that makes no URL (the dev server takes any) must not fail the request: the path still counts.
+  const url = URL.canParse(`https://${host}${path}${query}`)
+    ? `https://${host}${path}${query}`
+    : `https://localhost${encodeURI(path)}${query}`;
+  return new Request(url, {
     method,
     headers,
     ...(hasBody

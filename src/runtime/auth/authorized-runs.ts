@@ -48,7 +48,7 @@ export class AuthorizedRunStore implements RunStore {
         thread_id: threadId,
         run_id: runId,
       });
-      const thread = await this.threads.unfiltered(tenantId, threadId);
+      const thread = decision.pattern && (await this.threads.unfiltered(tenantId, threadId));
       if (thread && !allows(decision, thread.metadata)) throw new RunNotFoundError(runId);
     }
     return this.inner.deleteRun(tenantId, threadId, runId);

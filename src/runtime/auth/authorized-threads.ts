@@ -147,7 +147,8 @@ export class AuthorizedThreadStore implements ThreadStore {
     value: V,
   ) {
     const decision = await access.decide(event, { thread_id: threadId, ...value });
-    if (!access.hasPassed(event, tenantId, threadId)) {
+    // No filter: nothing to check the record against (the change itself finds a missing thread).
+    if (decision.pattern && !access.hasPassed(event, tenantId, threadId)) {
       const record = await this.inner.get(tenantId, threadId);
       if (!record || !allows(decision, record.metadata)) throw new ThreadNotFoundError(threadId);
       access.notePassed(event, tenantId, threadId);
@@ -167,6 +168,8 @@ export class AuthorizedThreadStore implements ThreadStore {
   /** Whether the user may read the thread (`threads:read`): one read of its record, unless done already. */
   async canRead(access: RequestAccess, tenantId: string, threadId: string): Promise<boolean> {
     if (access.hasPassed("threads:read", tenantId, threadId)) return true;
+    const decision = await access.decide("threads:read", { thread_id: threadId });
+    if (!decision.pattern) return true;
     return (await this.readable(access, "threads:read", tenantId, threadId)) !== undefined;
   }
 
@@ -189,7 +192,7 @@ async function runMetadata(
 ): Promise<Record<string, unknown>> {
   const event = "threads:create_run";
   const decision = await access.decide(event, { thread_id: threadId, metadata: {} });
-  if (!access.hasPassed(event, tenantId, threadId)) {
+  if (decision.pattern && !access.hasPassed(event, tenantId, threadId)) {
     const existing = await threads.unfiltered(tenantId, threadId);
     if (existing && !allows(decision, existing.metadata)) throw new ThreadNotFoundError(threadId);
     access.notePassed(event, tenantId, threadId);
