@@ -10,7 +10,7 @@ import type {
   StorePutOperation,
   StoreSearchOperation,
 } from "../../store/operations";
-import { allows, currentAccess, type Decision } from "./request-access";
+import { allows, currentAccess, type AuthDecision } from "./request-access";
 
 /**
  * The long-term store's routes under the request's `store:*` handlers, as LangGraph Server applies them: a
@@ -26,7 +26,7 @@ export const FILTERED_SCAN_PAGE = 1_000;
 /** Store results a filtered search reads at most before it is refused (422): narrow the namespace. */
 export const FILTERED_SCAN_LIMIT = 10_000;
 
-type ItemDecision = Decision<Record<string, unknown>>;
+type ItemDecision = AuthDecision<Record<string, unknown>>;
 
 function itemAllowed(
   decision: ItemDecision,
@@ -48,7 +48,7 @@ function keyOf(decision: ItemDecision, fallback: string): string {
   return typeof decision.value.key === "string" ? decision.value.key : fallback;
 }
 
-export async function putItem(store: BaseStore, op: StorePutOperation): Promise<void> {
+export async function authorizedPut(store: BaseStore, op: StorePutOperation): Promise<void> {
   const access = currentAccess();
   if (access) {
     const decision = await access.decide("store:put", {
@@ -73,7 +73,7 @@ export async function putItem(store: BaseStore, op: StorePutOperation): Promise<
   await store.batch([op]);
 }
 
-export async function getItem(store: BaseStore, op: StoreGetOperation): Promise<Item | null> {
+export async function authorizedGet(store: BaseStore, op: StoreGetOperation): Promise<Item | null> {
   const access = currentAccess();
   if (!access) return (await store.batch([op]))[0] ?? null;
   const decision = await access.decide("store:get", { namespace: op.namespace, key: op.key });
@@ -84,7 +84,7 @@ export async function getItem(store: BaseStore, op: StoreGetOperation): Promise<
   return itemAllowed(decision, item.namespace, item.key, item.value) ? item : null;
 }
 
-export async function deleteItem(
+export async function authorizedDelete(
   store: BaseStore,
   op: { namespace: string[]; key: string },
 ): Promise<void> {
@@ -107,7 +107,7 @@ export async function deleteItem(
   await store.batch([{ namespace, key, value: null }]);
 }
 
-export async function searchItems(
+export async function authorizedSearch(
   store: BaseStore,
   op: StoreSearchOperation,
 ): Promise<SearchItem[]> {
@@ -133,7 +133,7 @@ export async function searchItems(
   );
 }
 
-export async function listNamespaces(
+export async function authorizedListNamespaces(
   store: BaseStore,
   op: ListNamespacesOperation,
 ): Promise<string[][]> {

@@ -10,7 +10,7 @@ import {
 } from "./langgraph-auth";
 
 /** What an `on` handler decided for one event: its filters and the value as it left it (metadata stamped). */
-export interface Decision<V extends Record<string, unknown>> {
+export interface AuthDecision<V extends Record<string, unknown>> {
   filters: AuthFilters | undefined;
   /** JSON containment pattern of the filters (what a store's metadata filter takes); undefined: no filter. */
   pattern: Record<string, unknown> | undefined;
@@ -24,7 +24,7 @@ export interface Decision<V extends Record<string, unknown>> {
  * event and value in a request (a run's creation checks its thread twice: one handler call).
  */
 export class RequestAccess {
-  private readonly decided = new Map<string, Promise<Decision<Record<string, unknown>>>>();
+  private readonly decided = new Map<string, Promise<AuthDecision<Record<string, unknown>>>>();
   /** Threads this request found passing an event's filters: a later check of the same reads nothing more. */
   private readonly passed = new Set<string>();
 
@@ -34,7 +34,7 @@ export class RequestAccess {
   ) {}
 
   /** The handler's decision on `event` for `value` (a copy is given to it: the caller's value is never changed). */
-  decide<V extends Record<string, unknown>>(event: AuthEvent, value: V): Promise<Decision<V>> {
+  decide<V extends Record<string, unknown>>(event: AuthEvent, value: V): Promise<AuthDecision<V>> {
     const key = `${event}\u0000${JSON.stringify(value)}`;
     let decision = this.decided.get(key);
     if (!decision) {
@@ -48,7 +48,7 @@ export class RequestAccess {
       decision.catch(() => this.decided.delete(key));
       this.decided.set(key, decision);
     }
-    return decision as Promise<Decision<V>>;
+    return decision as Promise<AuthDecision<V>>;
   }
 
   /** Records that thread `threadId` of `tenantId` passed `event`'s filters in this request. */
@@ -64,7 +64,7 @@ export class RequestAccess {
 
 /** Whether metadata passes/** Whether metadata passes a decision's filters. */
 export function allows(
-  decision: Pick<Decision<Record<string, unknown>>, "pattern">,
+  decision: Pick<AuthDecision<Record<string, unknown>>, "pattern">,
   metadata: unknown,
 ): boolean {
   return decision.pattern === undefined || jsonContains(metadata ?? {}, decision.pattern);

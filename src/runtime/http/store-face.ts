@@ -10,11 +10,11 @@ import {
 } from "../../store/operations";
 import { StoreRequiredError } from "../../shared/errors";
 import {
-  deleteItem,
-  getItem,
-  listNamespaces,
-  putItem,
-  searchItems,
+  authorizedDelete,
+  authorizedGet,
+  authorizedListNamespaces,
+  authorizedPut,
+  authorizedSearch,
 } from "../auth/authorized-store";
 import { json, noContent } from "./http";
 import type { RouteContext, RouteHandler } from "./route-context";
@@ -44,7 +44,7 @@ export const putStoreItem: RouteHandler = async (context) => {
     index: body.index,
     ttl: body.ttl,
   };
-  await putItem(storeOf(context, "Writing to the store"), put);
+  await authorizedPut(storeOf(context, "Writing to the store"), put);
   return noContent();
 };
 
@@ -55,13 +55,13 @@ export const getStoreItem: RouteHandler = async (context) => {
     key: query.key,
     refreshTtl: query.refresh_ttl,
   };
-  const item = await getItem(storeOf(context, "Reading the store"), get);
+  const item = await authorizedGet(storeOf(context, "Reading the store"), get);
   return json(200, item ? itemJson(item) : null);
 };
 
 export const deleteStoreItem: RouteHandler = async (context) => {
   const { namespace, key } = parseRequest(storeDeleteSchema, context.body);
-  await deleteItem(storeOf(context, "Deleting from the store"), { namespace, key });
+  await authorizedDelete(storeOf(context, "Deleting from the store"), { namespace, key });
   return noContent();
 };
 
@@ -75,7 +75,7 @@ export const searchStoreItems: RouteHandler = async (context) => {
     query: body.query,
     refreshTtl: body.refresh_ttl,
   };
-  const items = await searchItems(storeOf(context, "Searching the store"), search);
+  const items = await authorizedSearch(storeOf(context, "Searching the store"), search);
   return json(200, { items: items.map(itemJson) });
 };
 
@@ -87,12 +87,15 @@ export const listStoreNamespaces: RouteHandler = async (context) => {
     const path = body[matchType];
     if (path !== undefined) matchConditions.push({ matchType, path });
   }
-  const namespaces = await listNamespaces(storeOf(context, "Listing the store's namespaces"), {
-    matchConditions,
-    maxDepth: body.max_depth,
-    limit: body.limit ?? DEFAULT_LIST_LIMIT,
-    offset: body.offset ?? 0,
-  });
+  const namespaces = await authorizedListNamespaces(
+    storeOf(context, "Listing the store's namespaces"),
+    {
+      matchConditions,
+      maxDepth: body.max_depth,
+      limit: body.limit ?? DEFAULT_LIST_LIMIT,
+      offset: body.offset ?? 0,
+    },
+  );
   return json(200, { namespaces });
 };
 
