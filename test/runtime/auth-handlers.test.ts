@@ -245,6 +245,14 @@ function projectAuth(): Auth {
       value.metadata = { ...value.metadata, owner: user.identity };
       return undefined;
     })
+    .on("store", ({ event, value, user }) => {
+      // Items carry their author in their value; each user sees the items they wrote, in any namespace.
+      if (event === "store:put") {
+        const put = value as { value: Record<string, unknown> };
+        put.value = { ...put.value, author: user.identity };
+      }
+      return { author: user.identity };
+    })
     .on(["threads", "assistants"], ({ event, value, user }) => {
       if (event === "assistants:create") {
         const created = value as { metadata?: Record<string, unknown> | null };
@@ -327,6 +335,29 @@ describe.each<Backend>(["memory", "dynamodb"])("a project's auth handlers (%s)",
     }
     expect(await alice.threads.count()).toBe(before);
     await expect(alice.threads.get("5d3f8c4e-0d35-4c61-9d0b-1f7c2b1a9e01")).rejects.toThrow(/404/);
+  });
+
+  it("filters store items by their value inside the search's read loop, and hides them from get, put and delete", async () => {
+    // Bob's keys sort first and are written last: a page cut before filtering would hold none of alice's.
+    for (const key of ["z1", "z2", "z3"]) await alice.store.putItem(["shared"], key, { n: key });
+    for (let index = 0; index < 12; index += 1) {
+      await bob.store.putItem(["shared"], `a${String(index).padStart(2, "0")}`, { n: index });
+    }
+    const first = await alice.store.searchItems(["shared"], { limit: 2 });
+    const second = await alice.store.searchItems(["shared"], { limit: 2, offset: 2 });
+    expect(first.items).toHaveLength(2);
+    expect(second.items).toHaveLength(1);
+    expect([...first.items, ...second.items].map((item) => item.key).sort()).toEqual([
+      "z1",
+      "z2",
+      "z3",
+    ]);
+    expect(first.items[0]!.value).toMatchObject({ author: `alice@${TENANT}` });
+    expect((await bob.store.searchItems(["shared"], { limit: 100 })).items).toHaveLength(12);
+    expect(await bob.store.getItem(["shared"], "z1")).toBeNull();
+    await expect(bob.store.putItem(["shared"], "z1", { n: "taken" })).rejects.toThrow(/404/);
+    await expect(bob.store.deleteItem(["shared"], "z1")).rejects.toThrow(/404/);
+    expect((await alice.store.getItem(["shared"], "z1"))?.value).toMatchObject({ n: "z1" });
   });
 
   it("filters assistants as LangGraph Server does, and runs still find the graph", async () => {
