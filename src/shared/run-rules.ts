@@ -119,9 +119,7 @@ export function decideEnqueue(
   event: EnqueueRunInput,
 ): Decision<EnqueueRunResult> {
   if (!record && !event.createIfMissing) throw new ThreadNotFoundError(event.threadId);
-  const next = record
-    ? copyRecord(record)
-    : newThreadRecord(event.threadId, event.now, event.newThreadMetadata);
+  const next = record ? copyRecord(record) : newThreadRecord(event.threadId, event.now);
   const busy = isBusy(next, event.now);
   // A stalled run is still the thread's (its takeover comes first), as LangGraph Server's `running` run is.
   if (event.strategy === "reject") {

@@ -166,11 +166,6 @@ export interface EnqueueRunInput {
   /** Merged into the thread's metadata, key by key, in the same write (the graph and assistant it runs). */
   metadata?: Record<string, unknown>;
   /**
-   * What a thread this run creates (`createIfMissing`) starts with, under `metadata`: the run's own metadata, as
-   * on LangGraph Server (a stateless cron's threads carry the cron's, its owner included).
-   */
-  newThreadMetadata?: Record<string, unknown>;
-  /**
    * The caller runs the run itself when it may start at once: then the run takes the thread's lease until this
    * time (epoch ms) in the same write, instead of joining the queue for a claim (one write fewer).
    */

@@ -153,7 +153,6 @@ export class RunManager {
           : {}),
         // The thread's metadata names its graph and assistant (LangGraph Server's clients filter threads by them).
         metadata: { graph_id: input.graphId, assistant_id: input.assistantId },
-        ...(input.createIfMissing ? { newThreadMetadata: input.metadata } : {}),
         ...(resume !== undefined
           ? {
               resume: {
