@@ -143,7 +143,12 @@ describe.each<Backend>(["memory", "dynamodb"])(
         assistant_id: expect.any(String),
       });
       expect(await alice.threads.count({ metadata: { topic: "invoices" } })).toBe(1);
-      // The owner keeps the thread's other routes.
+      // The owner keeps the thread's other routes, streams included (read after the route returned).
+      const streamed = (await drain(
+        alice.runs.stream(id, "echo", { input: { text: "again" }, streamMode: "values" }),
+      )) as Array<{ event: string; data: unknown }>;
+      expect(streamed.map((part) => part.event)).toContain("values");
+      expect(streamed.at(-1)).toMatchObject({ event: "values", data: { text: "again!" } });
       const copy = await alice.threads.copy(id);
       expect(copy.metadata).toMatchObject({ owner: "alice" });
       await alice.threads.delete(copy.thread_id);
