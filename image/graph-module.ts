@@ -5,17 +5,21 @@ import { InvalidConfigurationError } from "../src/shared/errors";
 import { ENVIRONMENT } from "../src/runtime/environment";
 import { assertPathIdentifier } from "../src/shared/identifiers";
 import type { GraphFactory } from "../src/runtime/types";
+import { checkLangGraphAuth, type LangGraphAuth } from "../src/runtime/auth/langgraph-auth";
 
 /**
  * Loads the app team's graph named by GRAPH_MODULE: a file path, absolute or relative to the task root.
  * The module (CommonJS, or ESM without top-level await) exports either
  *   - a GraphFactory as its default export (`module.exports = factory` too), served as the assistant `agent`, or
  *   - `assistants`: a map of assistant id to GraphFactory (named export, or a property of the default export).
+ * It may also export `auth`, LangGraph's `Auth` (the one langgraph.json's `auth.path` names in development, bundled
+ * with the graphs): the handler applies it inside each tenant.
  * Loading is synchronous so that a bad module fails the container's init, not its first request.
  */
-export type GraphModuleExports =
+export type GraphModuleExports = (
   | { assistants: Record<string, GraphFactory>; graph?: undefined }
-  | { graph: GraphFactory; assistants?: undefined };
+  | { graph: GraphFactory; assistants?: undefined }
+) & { auth?: LangGraphAuth };
 
 const VARIABLE = ENVIRONMENT.graphModule;
 
@@ -42,6 +46,13 @@ export function loadGraphModule(specifier: string, taskRoot: string): GraphModul
 }
 
 function readExports(loaded: unknown, specifier: string): GraphModuleExports {
+  const graphs = readGraphExports(loaded, specifier);
+  const auth = property(loaded, "auth") ?? property(property(loaded, "default"), "auth");
+  if (auth === undefined) return graphs;
+  return { ...graphs, auth: checkLangGraphAuth(auth, `${VARIABLE} export auth`) };
+}
+
+function readGraphExports(loaded: unknown, specifier: string): GraphModuleExports {
   for (const candidate of [loaded, property(loaded, "default")]) {
     const assistants = property(candidate, "assistants");
     if (assistants !== undefined) return { assistants: checkAssistantMap(assistants, specifier) };

@@ -22,6 +22,7 @@ import { devDirectory } from "../src/dev/paths";
 import { startDevServer, type RunningDevServer } from "../src/dev/server";
 import { readRuntimeConfig } from "../src/runtime/config";
 import { loadLangGraphConfig } from "../src/runtime/graphs/langgraph-config";
+import { loadLangGraphAuth } from "../src/runtime/graphs/langgraph-auth-config";
 import { createLogger } from "../src/runtime/observability";
 import { recoverRunsPeriodically, type RunRecovery } from "../src/dev/run-recovery";
 import { fireCronsPeriodically, type CronTimer } from "../src/dev/cron-timer";
@@ -147,6 +148,8 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
         logger: createLogger(readRuntimeConfig(process.env).logLevel),
       })
     : DEV_ASSISTANTS;
+  // Its `auth` (LangGraph's Auth): who each request's user is, and what they may see, inside the tenant.
+  const projectAuth = args.config ? await loadLangGraphAuth(args.config) : undefined;
   const port = readPort(process.env);
   const corsOrigins = readCorsOrigins(process.env);
   const environment = readRuntimeConfig(process.env);
@@ -222,6 +225,7 @@ async function main(session: DevSession, args: Arguments): Promise<void> {
   const graphSchemas = readDevGraphSchemas(args.config, createLogger(environment.logLevel));
   ready.handler = createHandler({
     assistants,
+    ...(projectAuth ? { auth: projectAuth } : {}),
     graphSchemas,
     metrics: false,
     environment,

@@ -1,4 +1,8 @@
-/** `memory-table/examples`: the example graphs every guide and test uses (booking, preferences, support chat), exported for trying things out. */
+/**
+ * `memory-table/examples`: the example graphs every guide and test uses (booking, preferences, support chat), and
+ * an example of LangGraph auth handlers (`teamAuth`), exported for trying things out.
+ */
+export { teamAuth, THREADS_ADMIN_SCOPE } from "./auth";
 export {
   buildBookingGraph,
   BookingState,

@@ -1,7 +1,6 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { LambdaClient } from "@aws-sdk/client-lambda";
 import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
-import type { BaseStore } from "@langchain/langgraph-checkpoint";
 import type { Logger } from "pino";
 import type { AssistantStore } from "../shared/assistants";
 import { DEFAULT_MAX_CRONS_PER_TENANT, type CronStore } from "../shared/crons";
@@ -9,8 +8,6 @@ import { InvalidConfigurationError } from "../shared/errors";
 import { boundTenantOf } from "../shared/tenant-scope";
 import type { RunStore } from "../shared/runs";
 import type { ThreadStore } from "../shared/threads";
-import { BoundedInMemoryStore } from "../store/bounded-in-memory-store";
-import { TenantStore } from "../store/tenant-store";
 import { AssistantDirectory } from "./http/assistant-directory";
 import { readRuntimeConfig, type AssistantDefaults, type RuntimeConfig } from "./config";
 import { LANGGRAPH_ENVIRONMENT } from "./environment";
@@ -29,6 +26,9 @@ import { RunManager, type RunDispatcher } from "./runs/run-manager";
 import { RequestScope } from "./graphs/scoped-checkpointer";
 import type { TableBacking } from "./table-backing";
 import type { AnySaver, CheckpointerOption, GraphFactory, StoreOption } from "./types";
+import { resolveStore } from "./store-option";
+import { authorizeStores, resolveAuth } from "./auth/authorized-stores";
+import type { LangGraphAuth } from "./auth/langgraph-auth";
 import { AllowListWebhookSender, type WebhookSender } from "./runs/webhooks";
 
 /** A leg run in this process has a worker function's longest timeout, less a minute. */
@@ -90,6 +90,13 @@ export interface HandlerOptions {
   /** JWT claim carrying the tenant id (default `TENANT_CLAIM` or `custom:tenant_id`). */
   tenantClaim?: string;
   /**
+   * LangGraph's authorization inside each tenant (`Auth` of `@langchain/langgraph-sdk/auth`, what langgraph.json's
+   * `auth.path` names): its `authenticate` names the user after the credential named the tenant, its `on` handlers
+   * stamp and filter threads, runs, assistants, crons and store items. Default: `AUTH_POLICY` (`owner-only` is
+   * {@link ownerOnly}), else none.
+   */
+  auth?: LangGraphAuth;
+  /**
    * The configuration read from the environment (TABLE_NAME, TENANT_CLAIM, LOG_LEVEL, DEADLINE_MARGIN_MS,
    * DYNAMODB_ENDPOINT); default: read from `process.env` once, here. Options given in code win over it.
    */
@@ -126,6 +133,8 @@ export interface HandlerOptions {
 export interface Runtime {
   environment: RuntimeConfig;
   logger: Logger;
+  /** The project's LangGraph `auth` handlers; undefined: every user of a tenant sees all of it. */
+  auth: LangGraphAuth | undefined;
   registry: GraphRegistry;
   /** System and stored assistants. */
   assistants: AssistantDirectory;
@@ -151,9 +160,10 @@ export function assembleRuntime(options: HandlerOptions): Runtime {
     environment.deadlineMarginMs,
     true,
   );
-  const { saverFor, store, runs, assistantStore, cronStore, table } = resolveCheckpointing(
-    options,
-    environment,
+  const auth = resolveAuth(options.auth, environment.authPolicy);
+  const { saverFor, store, runs, assistantStore, cronStore, table } = authorizeStores(
+    auth,
+    resolveCheckpointing(options, environment),
   );
   const storeFor = resolveStore(options.store, table);
   // One scope sets both the saver and the store of a request: graphs see one tenant's state and memories.
@@ -212,6 +222,7 @@ export function assembleRuntime(options: HandlerOptions): Runtime {
   return {
     environment,
     logger,
+    auth,
     registry,
     assistants,
     engine,
@@ -345,71 +356,6 @@ function resolveCheckpointing(
     cronStore: options.cronStore ?? table.crons,
     table,
   };
-}
-
-/**
- * The tenant's store for each request, checked: a TenantStore must be bound to the caller's tenant, and any
- * other store must not be one already given for another tenant (one instance would show each tenant's items to
- * the other). Undefined for `store: false`.
- */
-function resolveStore(
-  option: StoreOption | undefined,
-  table: TableBacking | undefined,
-): ((tenantId: string) => BaseStore) | undefined {
-  if (option === false) return undefined;
-  if (option === undefined) {
-    if (table) return table.storeFor;
-    // State lives as long as the container: the dev server's and tests' store, bounded by its guardrails.
-    const memory = new BoundedInMemoryStore();
-    return (tenantId) => memory.forTenant(tenantId);
-  }
-  if (typeof option !== "function") {
-    const got = isStore(option)
-      ? "a store instance (one instance would be every tenant's: give (tenantId) => store)"
-      : `a ${option === null ? "null" : typeof option}`;
-    throw new InvalidConfigurationError(
-      "store",
-      `expected a function (tenantId) => store, or false, got ${got}`,
-    );
-  }
-  const tenantOf = new WeakMap<BaseStore, string>();
-  return (tenantId) => {
-    const store: unknown = option(tenantId);
-    if (!isStore(store)) {
-      throw new InvalidConfigurationError(
-        "store",
-        `expected the function to return a LangGraph store (BaseStore) for tenant ${tenantId}, got ${store === null ? "null" : typeof store}`,
-      );
-    }
-    if (store instanceof TenantStore) {
-      if (store.tenantId !== tenantId) {
-        throw new InvalidConfigurationError(
-          "store",
-          // The other tenant's id stays out: a graph's error message reaches the caller.
-          `expected the store for tenant ${tenantId}, got one bound to ${store.tenantId === "" ? "no named tenant (give memoryStore.forTenant(tenantId))" : "another tenant"}`,
-        );
-      }
-      return store;
-    }
-    const previous = tenantOf.get(store);
-    if (previous !== undefined && previous !== tenantId) {
-      throw new InvalidConfigurationError(
-        "store",
-        `expected a store per tenant, got for tenant ${tenantId} the store already given for another tenant`,
-      );
-    }
-    tenantOf.set(store, tenantId);
-    return store;
-  };
-}
-
-/** Duck-typed: a project may load its own copy of LangGraph's classes. */
-function isStore(value: unknown): value is BaseStore {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    typeof (value as { batch?: unknown }).batch === "function"
-  );
 }
 
 /** Each registered graph's system assistant defaults (LANGGRAPH_CONFIG); an entry for no such graph is noted. */

@@ -7,7 +7,13 @@ import {
   LOG_LEVELS,
   type LogLevel,
 } from "../shared/defaults";
-import { ENVIRONMENT, LANGGRAPH_ENVIRONMENT, SECRET_ENVIRONMENT } from "./environment";
+import {
+  ENVIRONMENT,
+  LANGGRAPH_ENVIRONMENT,
+  OPTIONAL_ENVIRONMENT,
+  SECRET_ENVIRONMENT,
+} from "./environment";
+import { AUTH_POLICIES, type AuthPolicy } from "./auth/authorized-stores";
 
 /**
  * The runtime's configuration from the environment, read and checked once (at cold start in Lambda). The
@@ -40,6 +46,8 @@ export interface RuntimeConfig {
   jwt: { issuer: string; audiences: string[] } | undefined;
   /** API_KEY_CACHE_SECONDS: how long a container reuses an API key's verdict (default 60, 0 to 3600). */
   apiKeyCacheSeconds: number;
+  /** AUTH_POLICY: a ready-made LangGraph auth policy; undefined when unset. */
+  authPolicy?: AuthPolicy;
   /**
    * LANGGRAPH_CONFIG: the default config and context of each graph's system assistant, by graph id, as LangGraph
    * Server reads it; undefined when the variable is not set.
@@ -77,6 +85,7 @@ export function readRuntimeConfig(env: Environment): RuntimeConfig {
     webhookSigningKey: readWebhookSigningKey(env),
     jwt: readJwt(env),
     apiKeyCacheSeconds: readApiKeyCacheSeconds(env),
+    ...readAuthPolicy(env),
     langsmithTracing: TRACING_SWITCHES.some(
       (name) => optional(env, name)?.toLowerCase() === "true",
     ),
@@ -274,6 +283,18 @@ function readApiKeyCacheSeconds(env: Environment): number {
     );
   }
   return Number(value);
+}
+
+function readAuthPolicy(env: Environment): { authPolicy?: AuthPolicy } {
+  const value = optional(env, OPTIONAL_ENVIRONMENT.authPolicy);
+  if (value === undefined) return {};
+  if (!(AUTH_POLICIES as readonly string[]).includes(value)) {
+    throw new InvalidConfigurationError(
+      OPTIONAL_ENVIRONMENT.authPolicy,
+      `expected one of ${AUTH_POLICIES.join(", ")}, got ${JSON.stringify(value)}`,
+    );
+  }
+  return { authPolicy: value as AuthPolicy };
 }
 
 /** The table name, required (the image: without it every paused thread would be lost). */

@@ -54,6 +54,18 @@ export const LANGGRAPH_ENVIRONMENT = {
 } as const;
 
 /**
+ * Settings of the runtime that the Terraform module does not set itself: a consumer gives them in its
+ * `environment` input (or with `ENV` in an image built on Memory Table's).
+ */
+export const OPTIONAL_ENVIRONMENT = {
+  /**
+   * A ready-made LangGraph auth policy for every tenant: `owner-only` (each user sees only their own threads, runs,
+   * crons and store namespace; see ownerOnly). Unset: the project's own `auth`, if any.
+   */
+  authPolicy: "AUTH_POLICY",
+} as const;
+
+/**
  * Secrets the runtime reads that the Terraform module never sets: a consumer gives each from Secrets Manager in
  * the module's `secrets` (read at cold start through ENVIRONMENT_ARNS), so they stay out of {@link ENVIRONMENT}.
  */

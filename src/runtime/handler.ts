@@ -24,6 +24,8 @@ import { STORE_HANDLERS } from "./http/store-face";
 import { THREAD_HANDLERS } from "./http/threads-face";
 import type { ThreadRef } from "./runs/run-manager";
 import type { HandlerContext } from "./types";
+import { streamWithAccess, withAccess, type RequestAccess } from "./auth/request-access";
+import { requestAccess } from "./request-auth";
 
 export type { HandlerOptions } from "./assembly";
 
@@ -49,6 +51,9 @@ export type ApiHandler = ((event: HttpEvent, context?: HandlerContext) => Promis
    */
   fireDueCrons(now?: number): Promise<CronSweepResult>;
 };
+
+/** Routes the project's `authenticate` does not run for (LangGraph Server skips `/info` too): they read no data. */
+const UNAUTHORIZED_ROUTES = new Set(["GET /ok", "GET /info"]);
 
 /** Time of a streamed response when the Lambda context gives none: a function's longest timeout. */
 const STREAMING_REMAINING_MS = 15 * 60 * 1000;
@@ -108,12 +113,17 @@ export function createHandler(options: HandlerOptions): ApiHandler {
     let route = `${method} ${path}`;
     let face: ApiFace = "server";
     let tenantId: string | undefined;
+    let access: RequestAccess | undefined;
     let result: HttpResult;
     try {
       const matched = matchRoute(method, path);
       route = matched.key;
       face = matched.route.face;
       tenantId = tenantFrom(event, tenantClaim);
+      // The project's auth handlers work inside the verified tenant: they name the user, never the tenant.
+      if (runtime.auth && !UNAUTHORIZED_ROUTES.has(matched.key)) {
+        access = await requestAccess(runtime.auth, event, path, tenantId);
+      }
       // DELETE too: the SDK sends a store item's namespace and key in the body of its DELETE.
       const body = ["POST", "PUT", "PATCH", "DELETE"].includes(matched.route.method)
         ? parseBody(event, maxBodyBytes, matched.route.arrayBody ? "array" : "object")
@@ -153,7 +163,9 @@ export function createHandler(options: HandlerOptions): ApiHandler {
         requestId,
         logger,
       };
-      result = await ROUTE_HANDLERS[matched.key]!(context);
+      result = await withAccess(access, () => ROUTE_HANDLERS[matched.key]!(context));
+      // A stream is read after its route returned: each of its reads is the request's too.
+      if (result.stream) result = { ...result, stream: streamWithAccess(access, result.stream) };
     } catch (error) {
       result = errorResponse(error, face, requestId, logger);
     }

@@ -1,6 +1,7 @@
 /**
  * `memory-table/runtime`: the handlers the image serves (API Gateway, function URL, worker), their options and
- * the types those mention, and `loadLangGraphConfig` (the package root re-exports what app teams need most).
+ * the types those mention, `loadLangGraphConfig` and `loadLangGraphAuth`, and LangGraph auth's ready-made `ownerOnly`
+ * policy (the package root re-exports what app teams need most).
  */
 export { createHandler, type ApiHandler, type HandlerOptions } from "./handler";
 export { createWorkerHandler, type WorkerHandler, type WorkerResult } from "./worker";
@@ -12,6 +13,10 @@ export {
   type StreamingHandler,
 } from "./function-url";
 export { loadLangGraphConfig, type LangGraphConfigOptions } from "./graphs/langgraph-config";
+export { loadLangGraphAuth } from "./graphs/langgraph-auth-config";
+export { ownerOnly, OWNER_METADATA_KEY } from "./auth/owner-only";
+export { verifiedCredential } from "./request-auth";
+export type { AuthUser, LangGraphAuth, VerifiedCredential } from "./auth/langgraph-auth";
 export type {
   AnySaver,
   CheckpointerOption,

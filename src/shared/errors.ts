@@ -194,6 +194,22 @@ export class ThreadPausedError extends ThreadError {
 /** Root of the HTTP runtime's run errors (the runtime maps each to a status code). */
 export class RuntimeError extends MemoryTableError {}
 
+/**
+ * The project's `auth` handlers refused the request (an `HTTPException` they threw, or `false` from an `on`
+ * handler): it answers with the status they chose (403 when they chose none) and their message; nothing was
+ * written.
+ */
+export class AuthRefusedError extends RuntimeError {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** A request that needs checkpoints (threads, resumes, interrupts) on a handler configured without a checkpointer. */
 export class CheckpointerRequiredError extends RuntimeError {
   constructor(what: string) {

@@ -68,6 +68,8 @@ export interface LockThreadInput {
   owner: string;
   expiresAt: number;
   now: number;
+  /** What the lock is for (default `update`): the stores ignore it; authorization asks the matching handler. */
+  purpose?: "update" | "delete";
 }
 
 export interface CreateThreadInput {

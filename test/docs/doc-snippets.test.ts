@@ -4,6 +4,7 @@ import {
   ENVIRONMENT,
   IMAGE_HANDLERS,
   LANGGRAPH_ENVIRONMENT,
+  OPTIONAL_ENVIRONMENT,
   SECRET_ENVIRONMENT,
 } from "../../src/runtime/environment";
 import { ERROR_STATUSES, ROUTES } from "../../src/runtime/http/routes";
@@ -188,6 +189,7 @@ describe("documentation (integration)", () => {
       [
         ...Object.values(ENVIRONMENT),
         ...Object.values(LANGGRAPH_ENVIRONMENT),
+        ...Object.values(OPTIONAL_ENVIRONMENT),
         ...Object.values(SECRET_ENVIRONMENT),
       ].sort(),
     );

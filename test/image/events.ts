@@ -10,6 +10,8 @@ export interface HttpRequest {
   body?: unknown;
   /** The verified `custom:tenant_id` claim. */
   tenant: string;
+  /** The verified `sub` claim (default `user-of-<tenant>`). */
+  subject?: string;
 }
 
 export function apiGatewayEvent(request: HttpRequest): Record<string, unknown> {
@@ -43,7 +45,7 @@ export function apiGatewayEvent(request: HttpRequest): Record<string, unknown> {
       authorizer: {
         jwt: {
           claims: {
-            sub: `user-of-${request.tenant}`,
+            sub: request.subject ?? `user-of-${request.tenant}`,
             "custom:tenant_id": request.tenant,
             iss: "https://issuer.local",
             aud: "memory-table",

@@ -25,6 +25,9 @@ describe("GRAPH_MODULE loading", () => {
       "nothing.cjs": "exports.version = 1;\n",
       "syntax.cjs": "module.exports = (;\n",
       "throws.cjs": 'throw new TypeError("no API key");\n',
+      // An Auth of the bundle's own copy of the SDK: recognised by its shape, not its class.
+      "with-auth.cjs": `exports.assistants = { booking: ${factory} };\nexports.auth = { "~handlerCache": { callbacks: {} } };\n`,
+      "bad-auth.cjs": `exports.assistants = { booking: ${factory} };\nexports.auth = 42;\n`,
     };
     for (const [name, text] of Object.entries(files)) writeFileSync(join(root, name), text);
   });
@@ -44,7 +47,18 @@ describe("GRAPH_MODULE loading", () => {
     expect(Object.keys(loadGraphModule("default-map.cjs", root).assistants!)).toEqual(["triage"]);
   });
 
+  it("takes an `auth` export (LangGraph's Auth, bundled with the graphs) for the handler", () => {
+    const loaded = loadGraphModule("with-auth.cjs", root);
+    expect(Object.keys(loaded.assistants!)).toEqual(["booking"]);
+    expect(loaded.auth).toEqual({ "~handlerCache": { callbacks: {} } });
+    expect(loadGraphModule("map.cjs", root).auth).toBeUndefined();
+  });
+
   it.each([
+    [
+      "bad-auth.cjs",
+      /^Invalid GRAPH_MODULE export auth: expected an instance of Auth from @langchain\/langgraph-sdk\/auth$/,
+    ],
     [
       "missing.cjs",
       /^Invalid GRAPH_MODULE: expected a module file \(absolute, or relative to .*\), got "missing\.cjs": .* does not exist$/,

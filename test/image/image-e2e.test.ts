@@ -66,6 +66,11 @@ describeWithImageNode(
         'throw new Error("graph module exploded at load");\n',
       );
       writeModule(taskRoot.dir, "graphs/wrong-shape.mjs", "export const answer = 42;\n");
+      await bundleGraphModule(
+        join(__dirname, "fixtures", "auth-graph.ts"),
+        taskRoot.dir,
+        "graphs/auth-graph.mjs",
+      );
     }, 60_000);
 
     afterEach(async () => {
@@ -244,6 +249,28 @@ describeWithImageNode(
         tenant: "acme",
       });
       expect(schemas.body).toEqual({ graph_id: "agent" });
+    });
+
+    it("applies LangGraph auth in the image: AUTH_POLICY=owner-only, and a GRAPH_MODULE's bundled auth export", async () => {
+      const setups: Array<Record<string, string>> = [
+        { GRAPH_MODULE: "graphs/echo-graph.mjs", AUTH_POLICY: "owner-only" },
+        { GRAPH_MODULE: "graphs/auth-graph.mjs" },
+      ];
+      for (const env of setups) {
+        const runtime = await start(IMAGE_HANDLERS.api, env);
+        const as = (subject: string, method: "GET" | "POST", path: string, body?: unknown) =>
+          request(runtime, { method, path, tenant: "acme", subject, body });
+        const created = await as("alice", "POST", "/threads", {});
+        expect(created.body).toMatchObject({ metadata: { owner: "alice" } });
+        const path = `/threads/${(created.body as { thread_id: string }).thread_id}`;
+        expect((await as("alice", "GET", path)).statusCode).toBe(200);
+        expect((await as("bob", "GET", path)).statusCode).toBe(404);
+        const searched = await as("bob", "POST", "/threads/search", {
+          metadata: { owner: "alice" },
+        });
+        expect(searched.body).toEqual([]);
+        await runtime.ric.kill();
+      }
     });
 
     it("runs an app team's own entry built on the library's createHandler (way b)", async () => {

@@ -176,7 +176,7 @@ export class RunEngine {
   async deleteThread(tenantId: string, threadId: string, remainingMs: number): Promise<void> {
     const store = this.store("Deleting a thread");
     const scope = this.tenant(tenantId);
-    const { owner, previous } = await lockFor(store, tenantId, threadId, remainingMs);
+    const { owner, previous } = await lockFor(store, tenantId, threadId, remainingMs, "delete");
     try {
       await scope.saver?.deleteThread(scope.saverThreadId(threadId));
     } catch (error) {
@@ -318,6 +318,7 @@ async function lockFor(
   tenantId: string,
   threadId: string,
   remainingMs: number,
+  purpose: "update" | "delete" = "update",
 ): Promise<{ owner: string; previous: ThreadRecord }> {
   const owner = lockOwner();
   const now = Date.now();
@@ -327,6 +328,7 @@ async function lockFor(
     owner,
     now,
     expiresAt: now + remainingMs,
+    purpose,
   });
   if (!previous) throw new ThreadNotFoundError(threadId);
   return { owner, previous };

@@ -14,8 +14,9 @@
  * What differs, because of Lambda:
  *   - a function export is called once per (assistant, tenant) and container, with an empty config, not once per
  *     run with the run's config: a graph that builds itself from a run's `configurable` values gets the defaults;
- *   - fields for the container build, custom auth, custom routes, generative UI and the store's settings do not
- *     apply: each present one is reported through the logger (see IGNORED_FIELDS in langgraph-json.ts) and ignored;
+ *   - fields for the container build, custom routes, generative UI and the store's settings do not apply: each
+ *     present one is reported through the logger (see IGNORED_FIELDS in langgraph-json.ts) and ignored; `auth` is
+ *     read by loadLangGraphAuth (langgraph-auth-config.ts) and given to the handler as its `auth` option;
  *   - TypeScript graphs need a loader: tsx, when the project has it (a development setup; the Lambda image runs
  *     JavaScript), registered once for the process, or a loader the process already runs under.
  */

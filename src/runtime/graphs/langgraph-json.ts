@@ -21,7 +21,6 @@ const IGNORED_FIELDS: Readonly<Record<string, string>> = {
   image_distro: "the image is built from Memory Table's Dockerfile",
   _INTERNAL_docker_tag: "the image is built from Memory Table's Dockerfile",
   api_version: "the handler serves its own version of the API",
-  auth: "the tenant comes from the verified JWT claim, not from a custom auth handler",
   http: "custom routes are not served, and CORS is configured on API Gateway",
   ui: "generative UI components are not served",
   ui_config: "generative UI components are not served",
@@ -33,7 +32,8 @@ const IGNORED_FIELDS: Readonly<Record<string, string>> = {
   pip_installer: "Python graphs are not served",
 };
 
-const HANDLED_FIELDS = new Set(["graphs", "env"]);
+// `auth` is read by loadLangGraphAuth (langgraph-auth-config.ts).
+const HANDLED_FIELDS = new Set(["graphs", "env", "auth"]);
 
 /** Extensions Node imports by itself; the others need a loader (tsx). */
 const JAVASCRIPT_EXTENSIONS = [".js", ".mjs", ".cjs"];
@@ -101,7 +101,12 @@ export async function readGraphEntries(graphs: unknown, projectDir: string): Pro
   return entries;
 }
 
-function parseGraphEntry(id: string, raw: unknown, projectDir: string): GraphEntry {
+export function parseGraphEntry(
+  id: string,
+  raw: unknown,
+  projectDir: string,
+  field = `graphs.${id}`,
+): GraphEntry {
   try {
     assertPathIdentifier("graph id", id);
   } catch (error) {
@@ -112,7 +117,6 @@ function parseGraphEntry(id: string, raw: unknown, projectDir: string): GraphEnt
       { cause: error },
     );
   }
-  const field = `graphs.${id}`;
   // The long form `{"path": "...", "description": "..."}` is accepted; assistants carry no description here.
   const spec = isRecord(raw) ? raw.path : raw;
   const colon = typeof spec === "string" ? spec.lastIndexOf(":") : -1;
@@ -140,7 +144,7 @@ function parseGraphEntry(id: string, raw: unknown, projectDir: string): GraphEnt
   return { id, field, spec, file, exportName };
 }
 
-async function checkModuleFile(entry: GraphEntry): Promise<void> {
+export async function checkModuleFile(entry: GraphEntry): Promise<void> {
   const found = await stat(entry.file).catch(() => undefined);
   if (!found?.isFile()) {
     throw new InvalidConfigurationError(

@@ -25,6 +25,8 @@ import {
   InvalidRequestError,
   SystemAssistantError,
 } from "../../shared/errors";
+import { mergePatterns } from "../auth/langgraph-auth";
+import { allows, currentAccess } from "../auth/request-access";
 import type { AssistantDefaults } from "../config";
 import type { GraphRegistry } from "../graphs/graph-registry";
 import { describe, describeValue } from "./http";
@@ -141,16 +143,28 @@ export class AssistantDirectory {
           `expected an assistant id or one of the graphs ${this.graphIds.join(", ")}, got nothing`,
         );
       }
-      return this.get(tenantId, fallback);
+      return this.require(tenantId, fallback);
     }
     if (typeof value !== "string") {
       throw new InvalidRequestError("assistant_id", `expected a string, got ${describe(value)}`);
     }
-    return this.get(tenantId, value);
+    // The assistant a run names is not filtered by `assistants:read`, as on LangGraph Server: the run's thread
+    // is what `threads:create_run` decides on.
+    return this.require(tenantId, value);
   }
 
-  /** An assistant by id or graph id; 404 when the tenant has no such assistant. */
+  /** An assistant by id or graph id; 404 when the tenant has none, or the user may not read it. */
   async get(tenantId: string, idOrGraphId: string): Promise<AssistantRecord> {
+    const found = await this.require(tenantId, idOrGraphId);
+    const access = currentAccess();
+    if (access) {
+      const decision = await access.decide("assistants:read", { assistant_id: found.assistantId });
+      if (!allows(decision, found.metadata)) throw new AssistantNotFoundError(idOrGraphId);
+    }
+    return found;
+  }
+
+  private async require(tenantId: string, idOrGraphId: string): Promise<AssistantRecord> {
     const found = await this.find(tenantId, idOrGraphId);
     if (!found) throw new AssistantNotFoundError(idOrGraphId);
     return found;
@@ -159,11 +173,26 @@ export class AssistantDirectory {
   /** Creates an assistant at version 1 (`if_exists`: 409 or the existing one when its id is taken). */
   async create(tenantId: string, input: AssistantCreateInput): Promise<AssistantRecord> {
     this.assertGraph(input.graphId);
-    assertFits(input);
     const assistantId = input.assistantId ?? uuid7();
+    const access = currentAccess();
+    const decision = await access?.decide("assistants:create", {
+      assistant_id: assistantId,
+      graph_id: input.graphId,
+      name: input.name,
+      description: input.description,
+      config: input.config,
+      context: input.context,
+      metadata: input.metadata,
+      if_exists: input.ifExists,
+    });
+    // A handler's stamp (the owner) is checked against the size bound too.
+    const metadata = decision?.value.metadata ?? input.metadata;
+    assertFits({ ...input, metadata });
     const system = this.system.get(assistantId);
     if (system) {
-      if (input.ifExists === "raise") throw new AssistantExistsError(assistantId);
+      if (input.ifExists === "raise" || (decision && !allows(decision, system.metadata))) {
+        throw new AssistantExistsError(assistantId);
+      }
       return system;
     }
     if (!this.store) throw new CheckpointerRequiredError("Creating an assistant");
@@ -174,10 +203,13 @@ export class AssistantDirectory {
       description: input.description,
       config: input.config,
       context: input.context,
-      metadata: input.metadata,
+      metadata,
       now: this.now(),
     });
-    if (!result.created && input.ifExists === "raise") throw new AssistantExistsError(assistantId);
+    const hidden = decision !== undefined && !allows(decision, result.assistant.metadata);
+    if (!result.created && (input.ifExists === "raise" || hidden)) {
+      throw new AssistantExistsError(assistantId);
+    }
     return result.assistant;
   }
 
@@ -189,6 +221,17 @@ export class AssistantDirectory {
   ): Promise<AssistantRecord> {
     if (changes.graphId !== undefined) this.assertGraph(changes.graphId);
     const current = await this.stored(tenantId, idOrGraphId, "patched");
+    const access = currentAccess();
+    if (access) {
+      const decision = await access.decide("assistants:update", {
+        assistant_id: current.assistantId,
+        ...(changes.metadata !== undefined ? { metadata: changes.metadata } : {}),
+        ...(changes.graphId !== undefined ? { graph_id: changes.graphId } : {}),
+      });
+      if (!allows(decision, current.metadata)) throw new AssistantNotFoundError(idOrGraphId);
+      const stamped = decision.value.metadata;
+      if (stamped !== undefined) changes = { ...changes, metadata: stamped };
+    }
     const now = this.now();
     // Checked on the version read; a concurrent patch may add to it, never past DynamoDB's item size.
     assertFits(patchedAssistant(current, changes, current.version + 1, now));
@@ -200,6 +243,7 @@ export class AssistantDirectory {
   /** Deletes a stored assistant with its versions and returns its id. System assistants answer 409. */
   async delete(tenantId: string, idOrGraphId: string): Promise<string> {
     const current = await this.stored(tenantId, idOrGraphId, "deleted");
+    await this.check("assistants:delete", current, idOrGraphId);
     if (!(await this.store!.delete(tenantId, current.assistantId)))
       throw new AssistantNotFoundError(idOrGraphId);
     return current.assistantId;
@@ -207,6 +251,9 @@ export class AssistantDirectory {
 
   /** System and stored assistants together, filtered, ordered and paged as one list. */
   async search(tenantId: string, query: AssistantSearch): Promise<AssistantPage> {
+    const filtered = await this.searchable(query);
+    if (!filtered) return { assistants: [], total: 0 };
+    query = filtered;
     // Each source gives its first offset + limit matches in the requested order; the page is among them.
     const window = { ...query, offset: 0, limit: query.offset + query.limit };
     const system = searchPage(this.system.values(), window);
@@ -223,6 +270,9 @@ export class AssistantDirectory {
   }
 
   async count(tenantId: string, filter: AssistantFilter): Promise<number> {
+    const filtered = await this.searchable(filter);
+    if (!filtered) return 0;
+    filter = filtered;
     const system = searchPage(this.system.values(), {
       ...filter,
       limit: 0,
@@ -244,6 +294,8 @@ export class AssistantDirectory {
   ): Promise<AssistantVersion[]> {
     const assistantId = this.canonicalId(idOrGraphId);
     const system = this.system.get(assistantId);
+    if (currentAccess())
+      await this.check("assistants:read", await this.get(tenantId, idOrGraphId), idOrGraphId);
     const versions = system
       ? versionPage([versionOf(system, system.createdAt)], query)
       : this.store && isAssistantUuid(assistantId)
@@ -261,6 +313,9 @@ export class AssistantDirectory {
   ): Promise<AssistantRecord> {
     const assistantId = this.canonicalId(idOrGraphId);
     const system = this.system.get(assistantId);
+    if (currentAccess()) {
+      await this.check("assistants:update", await this.require(tenantId, idOrGraphId), idOrGraphId);
+    }
     if (system) {
       if (version !== system.version) throw new AssistantVersionNotFoundError(assistantId, version);
       return system;
@@ -271,6 +326,34 @@ export class AssistantDirectory {
     if (result.status === "no-version")
       throw new AssistantVersionNotFoundError(assistantId, version);
     return result.assistant;
+  }
+
+  /** 404 unless the request's auth handler of `event` lets the user reach `assistant`. */
+  private async check(
+    event: "assistants:read" | "assistants:update" | "assistants:delete",
+    assistant: AssistantRecord,
+    idOrGraphId: string,
+  ): Promise<void> {
+    const access = currentAccess();
+    if (!access) return;
+    const decision = await access.decide(event, { assistant_id: assistant.assistantId });
+    if (!allows(decision, assistant.metadata)) throw new AssistantNotFoundError(idOrGraphId);
+  }
+
+  /**
+   * The search with the request's `assistants:search` filters added to its metadata filter, so each source
+   * applies them in its own query (no page is filtered after it was cut); undefined when nothing can match.
+   */
+  private async searchable<Q extends AssistantFilter>(query: Q): Promise<Q | undefined> {
+    const access = currentAccess();
+    if (!access) return query;
+    const decision = await access.decide("assistants:search", {
+      ...(query.graphId !== undefined ? { graph_id: query.graphId } : {}),
+      ...(query.metadata !== undefined ? { metadata: query.metadata } : {}),
+    });
+    if (!decision.pattern) return query;
+    const metadata = mergePatterns(query.metadata, decision.pattern);
+    return metadata ? { ...query, metadata } : undefined;
   }
 
   /** A graph id is its system assistant's id; anything else is an assistant id. */

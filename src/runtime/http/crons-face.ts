@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { withoutAccess } from "../auth/request-access";
 import type { CronRecord, CronStore } from "../../shared/crons";
 import {
   CheckpointerRequiredError,
@@ -123,7 +124,7 @@ export function cronJson(cron: CronRecord): Record<string, unknown> {
     created_at: iso(cron.createdAt),
     updated_at: iso(cron.updatedAt),
     payload: cron.payload,
-    // Users inside a tenant come with LangGraph's auth handlers (not yet here): no cron has one.
+    // A cron's user, if any, is in its metadata, where the auth handlers stamp it (owner-only: `owner`).
     user_id: null,
     next_run_date: cron.enabled ? iso(cron.nextRunAt) : null,
     metadata: cron.metadata,
@@ -151,7 +152,8 @@ async function newCron(context: RouteContext, threadId: string | undefined): Pro
     );
   }
   // The quota counts what is stored; two creates at once may both pass it (a cron or so over, never unbounded).
-  const existing = await crons.list(context.tenantId);
+  // Every cron of the tenant counts, whoever's: read past the auth handlers' filters.
+  const existing = await withoutAccess(() => crons.list(context.tenantId));
   if (existing.length >= context.maxCronsPerTenant) {
     throw new CronQuotaExceededError(context.maxCronsPerTenant);
   }

@@ -5,7 +5,7 @@ import type {
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { MAX_BODY_DEPTH } from "../../shared/defaults";
-import { RuntimeError } from "../../shared/errors";
+import { AuthRefusedError, RuntimeError } from "../../shared/errors";
 import { errorStatus, ROUTES, type ApiFace, type RouteDefinition } from "./routes";
 import { toWireJson } from "../runs/wire-json";
 
@@ -179,7 +179,8 @@ export function exceedsDepth(value: unknown, limit: number): boolean {
 }
 
 /**
- * The one mapping from errors to responses: a routing-level HttpError says its own status; known errors answer
+ * The one mapping from errors to responses: a routing-level HttpError, and a refusal of the project's auth
+ * handlers (AuthRefusedError), say their own status; known errors answer
  * with their status on the route's face (routes.ts) and their message; anything else is a 500 whose body and log line
  * share an error id, and carry nothing of the error's message or stack (they can hold state).
  */
@@ -189,7 +190,7 @@ export function errorResponse(
   requestId: string,
   logger: Logger,
 ): HttpResult {
-  if (error instanceof HttpError)
+  if (error instanceof HttpError || error instanceof AuthRefusedError)
     return json(error.statusCode, { detail: error.message }, error.headers);
   const status = errorStatus(error, face);
   if (status !== undefined) return json(status, { detail: (error as Error).message });

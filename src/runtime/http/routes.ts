@@ -1,5 +1,6 @@
 import {
   AssistantExistsError,
+  AuthRefusedError,
   AssistantMismatchError,
   AssistantNotFoundError,
   AssistantTooLargeError,
@@ -141,6 +142,8 @@ export const ERROR_STATUSES: ReadonlyArray<readonly [ErrorClass, Record<ApiFace,
   // Who is asking: no tenant is 401; a tenant that cannot be anyone's is 403.
   [MissingTenantClaimError, { simple: 401, server: 401 }],
   [InvalidTenantClaimError, { simple: 403, server: 403 }],
+  // The project's auth handlers refused: 403 unless they chose another status (errorResponse reads it).
+  [AuthRefusedError, { simple: 403, server: 403 }],
   // What was asked for is not there.
   [ThreadNotFoundError, { simple: 404, server: 404 }],
   [CheckpointNotFoundError, { simple: 404, server: 404 }],

@@ -9,6 +9,13 @@ import {
   type StoreSearchOperation,
 } from "../../store/operations";
 import { StoreRequiredError } from "../../shared/errors";
+import {
+  authorizedDelete,
+  authorizedGet,
+  authorizedListNamespaces,
+  authorizedPut,
+  authorizedSearch,
+} from "../auth/authorized-store";
 import { json, noContent } from "./http";
 import type { RouteContext, RouteHandler } from "./route-context";
 import { parseRequest } from "./schemas/request-schema";
@@ -25,7 +32,7 @@ import {
  * route on the caller's tenant's store: another tenant's items, under the same namespaces, are out of reach. The
  * request's shape is checked by its schema (schemas/store-schemas.ts, 422) and the store checks the rest before
  * anything is read or written (InvalidStoreOperationError, 422); an item answers with `created_at`/`updated_at`
- * as ISO strings.
+ * as ISO strings. The project's `store:*` auth handlers apply through auth/authorized-store.ts.
  */
 
 export const putStoreItem: RouteHandler = async (context) => {
@@ -37,7 +44,7 @@ export const putStoreItem: RouteHandler = async (context) => {
     index: body.index,
     ttl: body.ttl,
   };
-  await storeOf(context, "Writing to the store").batch([put]);
+  await authorizedPut(storeOf(context, "Writing to the store"), put);
   return noContent();
 };
 
@@ -48,13 +55,13 @@ export const getStoreItem: RouteHandler = async (context) => {
     key: query.key,
     refreshTtl: query.refresh_ttl,
   };
-  const [item] = await storeOf(context, "Reading the store").batch([get]);
+  const item = await authorizedGet(storeOf(context, "Reading the store"), get);
   return json(200, item ? itemJson(item) : null);
 };
 
 export const deleteStoreItem: RouteHandler = async (context) => {
   const { namespace, key } = parseRequest(storeDeleteSchema, context.body);
-  await storeOf(context, "Deleting from the store").batch([{ namespace, key, value: null }]);
+  await authorizedDelete(storeOf(context, "Deleting from the store"), { namespace, key });
   return noContent();
 };
 
@@ -68,8 +75,8 @@ export const searchStoreItems: RouteHandler = async (context) => {
     query: body.query,
     refreshTtl: body.refresh_ttl,
   };
-  const [items] = await storeOf(context, "Searching the store").batch([search]);
-  return json(200, { items: (items ?? []).map(itemJson) });
+  const items = await authorizedSearch(storeOf(context, "Searching the store"), search);
+  return json(200, { items: items.map(itemJson) });
 };
 
 export const listStoreNamespaces: RouteHandler = async (context) => {
@@ -80,14 +87,15 @@ export const listStoreNamespaces: RouteHandler = async (context) => {
     const path = body[matchType];
     if (path !== undefined) matchConditions.push({ matchType, path });
   }
-  const [namespaces] = await storeOf(context, "Listing the store's namespaces").batch([
+  const namespaces = await authorizedListNamespaces(
+    storeOf(context, "Listing the store's namespaces"),
     {
       matchConditions,
       maxDepth: body.max_depth,
       limit: body.limit ?? DEFAULT_LIST_LIMIT,
       offset: body.offset ?? 0,
     },
-  ]);
+  );
   return json(200, { namespaces });
 };
 

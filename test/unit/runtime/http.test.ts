@@ -26,6 +26,7 @@ import {
   InvalidRequestError,
   InvalidStoreOperationError,
   InvalidTenantClaimError,
+  AuthRefusedError,
   MissingTenantClaimError,
   MultitaskRejectedError,
   NothingToResumeError,
@@ -308,6 +309,7 @@ describe("errorResponse", () => {
     [new RunCancelledError("r-1"), { simple: 409, server: 409 }],
     [new InvalidRequestError("limit", "expected an integer"), { simple: 400, server: 422 }],
     [new AssistantTooLargeError(10, 20), { simple: 413, server: 413 }],
+    [new AuthRefusedError(403, "Forbidden"), { simple: 403, server: 403 }],
   ];
 
   it("keeps an HttpError's status and headers", () => {
@@ -322,6 +324,17 @@ describe("errorResponse", () => {
       statusCode: 405,
       headers: { "content-type": "application/json", allow: "POST" },
       body: JSON.stringify({ detail: "GET /invoke not allowed" }),
+    });
+    expect(lines).toEqual([]);
+  });
+
+  it("keeps the status, message and headers the project's auth handlers chose", () => {
+    const { logger, lines } = capturingLogger();
+    const refusal = new AuthRefusedError(401, "Who are you?", { "www-authenticate": "Bearer" });
+    expect(errorResponse(refusal, "server", "req-1", logger)).toEqual({
+      statusCode: 401,
+      headers: { "content-type": "application/json", "www-authenticate": "Bearer" },
+      body: JSON.stringify({ detail: "Who are you?" }),
     });
     expect(lines).toEqual([]);
   });
