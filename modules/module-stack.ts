@@ -331,6 +331,10 @@ export class ModuleStack extends TerraformStack {
         m.cleanerVersion.aliasArn,
         "ARN of the cleaner's alias, which the stream mapping invokes (null without publish)",
       ],
+      authorizer_alias_arn: [
+        m.requestAuthorizer.version.aliasArn,
+        "ARN of the API-key authorizer's alias, which the HTTP API's Lambda authorizer invokes (null without publish or enable_api_keys)",
+      ],
       cleaner_function_name: [
         m.cleanerFunction.functionName,
         "Name of the expired-thread cleaner function",
@@ -1122,7 +1126,7 @@ const VARIABLES = {
   publish: {
     type: "bool",
     description:
-      "Publish a version of every function (API, worker, stream, cleaner) on every change and point alias_name at it; every invoker then calls the alias: the HTTP API, the stream URL, the stream mapping, the recovery sweep, the worker's callers (needed for provisioned concurrency and canaries). false: everything invokes $LATEST",
+      "Publish a version of every function (API, worker, stream, cleaner, API-key authorizer) on every change and point alias_name at it; every invoker then calls the alias: the HTTP API and its Lambda authorizer, the stream URL, the stream mapping, the recovery sweep, the worker's callers (needed for provisioned concurrency and canaries). false: everything invokes $LATEST",
     default: DEFAULTS.publish,
   },
   alias_name: {

@@ -532,6 +532,7 @@ export class MemoryTable extends Construct {
         [ENVIRONMENT.jwtAudience]: commaJoined(audience),
         [ENVIRONMENT.apiKeyCacheSeconds]: apiKeyCacheSeconds,
       },
+      release,
       tags: functionTags,
     });
     this.httpApi = new HttpApi(this, "http_api", {
@@ -552,6 +553,7 @@ export class MemoryTable extends Construct {
         create: enableApiKeys,
         functionName: this.requestAuthorizer.functionName,
         invokeArn: this.requestAuthorizer.invokeArn,
+        qualifier: this.requestAuthorizer.qualifier,
       },
     });
     this.repository = new Repository(this, "repository", {

@@ -77,6 +77,7 @@ const STABLE_ADDRESSES = [
   "aws_lambda_alias.worker_alias",
   "aws_lambda_alias.cleaner_alias",
   "aws_lambda_alias.stream_alias",
+  "aws_lambda_alias.request_authorizer_alias",
   "aws_lambda_function.function_external_image",
   "aws_lambda_function.worker_function_external_image",
   "aws_lambda_function.cleaner_function_external_image",
