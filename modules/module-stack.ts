@@ -20,6 +20,7 @@ import { MemoryTable } from "./construct/memory-table";
 import { STREAM_URL_INVOKE_STATEMENT_ID } from "./construct/stream";
 import { MODULE_VERSION } from "./version";
 import { applyModuleToggles } from "./module-toggles";
+import { CRON_SWEEP_RULE } from "./construct/crons";
 import { DEFAULTS } from "./construct/props";
 import { LOG_LEVELS } from "../src/shared/defaults";
 import {
@@ -142,6 +143,7 @@ export class ModuleStack extends TerraformStack {
       workerMaximumEventAgeInSeconds: v.worker_maximum_event_age_in_seconds.numberValue,
       maxRunLegs: v.max_run_legs.numberValue,
       recoverySweepSchedule: v.recovery_sweep_schedule.stringValue,
+      createCrons: v.create_crons.value,
       createStreamFunction: v.create_stream_function.value,
       enableApiKeys: v.enable_api_keys.value,
       apiKeyCacheSeconds: v.api_key_cache_seconds.numberValue,
@@ -695,7 +697,17 @@ const VARIABLES = {
         condition: `var.recovery_sweep_schedule == null || var.recovery_sweep_schedule == "" || can(regex(${hcl(SCHEDULE_EXPRESSION_PATTERN)}, var.recovery_sweep_schedule))`,
         message: `Invalid recovery_sweep_schedule: expected ${SCHEDULE_EXPRESSION_RULE}.`,
       },
+      {
+        condition: `!var.create_crons || (var.recovery_sweep_schedule != null && var.recovery_sweep_schedule != "")`,
+        message: `Invalid recovery_sweep_schedule: expected ${CRON_SWEEP_RULE}.`,
+      },
     ],
+  },
+  create_crons: {
+    type: "bool",
+    description:
+      "Fire crons (the SDK's client.crons): they need no AWS resource of their own (they live in the table, and the worker fires the due ones on each recovery sweep, so at recovery_sweep_schedule's precision, every minute by default; one sweep invocation serves both). false sets CRONS_ENABLED=false on the functions that run graphs, so no cron fires, and lets recovery_sweep_schedule be null",
+    default: DEFAULTS.createCrons,
   },
   enable_api_keys: {
     type: "bool",

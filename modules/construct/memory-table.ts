@@ -12,6 +12,7 @@ import { HttpApi } from "./api";
 import { RequestAuthorizerFunction } from "./authorizer";
 import { createCleanerTrigger } from "./cleaner";
 import { UserPool } from "./cognito";
+import { assertCronSweep, CRONS_ENABLED, cronsEnabledValue } from "./crons";
 import { Repository } from "./ecr";
 import { attributeOf, both, choose, countIf, Flag } from "./expressions";
 import {
@@ -281,6 +282,8 @@ export class MemoryTable extends Construct {
       ),
       [ENVIRONMENT.maxRunLegs]: numberAsString(props.maxRunLegs ?? DEFAULTS.maxRunLegs),
       [ENVIRONMENT.webhookAllowedHosts]: commaJoined(props.webhookAllowedHosts ?? []),
+      // The worker fires due crons on its sweeps; the API and stream functions serve the cron routes.
+      [CRONS_ENABLED]: cronsEnabledValue(props.createCrons ?? DEFAULTS.createCrons),
     };
 
     // The worker first: the API function's role and environment name it. Always created: without it, the API
@@ -715,6 +718,7 @@ function assertWorker(props: MemoryTableProps): void {
   assertWholeNumber("max_run_legs", props.maxRunLegs, MAX_RUN_LEGS);
   assertWholeNumber("api_key_cache_seconds", props.apiKeyCacheSeconds, API_KEY_CACHE_SECONDS);
   assertRecoverySweepSchedule(props.recoverySweepSchedule);
+  assertCronSweep(props.createCrons, props.recoverySweepSchedule);
   assertWebhookHosts(props.webhookAllowedHosts);
 }
 

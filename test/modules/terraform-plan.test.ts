@@ -4,6 +4,7 @@ import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
 import { STREAM_HANDLER } from "../../modules/construct/stream";
 import { RECOVERY_SWEEP_KIND } from "../../src/shared/worker-events";
 import { MODULE_VERSION } from "../../modules/version";
+import { CRONS_ENABLED } from "../../modules/construct/crons";
 
 const CONSUMER = "test/modules/fixtures/consumer";
 
@@ -227,6 +228,8 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
         [ENVIRONMENT.deadlineMarginMs]: "3000",
         [ENVIRONMENT.maxRunLegs]: "8",
         [ENVIRONMENT.webhookAllowedHosts]: "",
+        // billing turns crons off.
+        [CRONS_ENABLED]: "false",
         GRAPH_MODULE: "graphs/booking.js",
         MAX_TOKENS: "4096",
       };
