@@ -21,6 +21,7 @@ import { STREAM_URL_INVOKE_STATEMENT_ID } from "./construct/stream";
 import { MODULE_VERSION } from "./version";
 import { applyModuleToggles } from "./module-toggles";
 import { CRON_SWEEP_RULE } from "./construct/crons";
+import { CERTIFICATE_ARN_PATTERN, DOMAIN_NAME_PATTERN } from "./construct/domain";
 import { DEFAULTS } from "./construct/props";
 import { LOG_LEVELS } from "../src/shared/defaults";
 import {
@@ -202,6 +203,8 @@ export class ModuleStack extends TerraformStack {
       corsAllowOrigins: v.cors_allow_origins.listValue,
       throttlingBurstLimit: v.throttling_burst_limit.numberValue,
       throttlingRateLimit: v.throttling_rate_limit.numberValue,
+      apiDomainName: v.api_domain_name.stringValue,
+      apiCertificateArn: v.api_certificate_arn.stringValue,
       createEcrRepository: v.create_ecr_repository.value,
       createTenantRole: v.create_tenant_role.value,
       vpcSubnetIds: v.vpc_subnet_ids.listValue,
@@ -262,6 +265,8 @@ export class ModuleStack extends TerraformStack {
     const table = m.table;
     const api = m.httpApi;
     const version = m.apiVersion;
+    // Always there in the module: its variables are references, decided at plan.
+    const domain = m.apiDomain!;
     // The stream function's alarms only with it: without, their ARNs would be nulls in the map.
     // And the provisioned-concurrency alarm only with provisioned concurrency.
     const v = this.variables;
@@ -429,6 +434,18 @@ export class ModuleStack extends TerraformStack {
       api_arn: [api.api.arn, "ARN of the HTTP API"],
       api_endpoint: [api.api.apiEndpoint, "Endpoint of the HTTP API"],
       api_execution_arn: [api.api.executionArn, "Execution ARN of the HTTP API"],
+      api_domain_url: [
+        domain.url,
+        "https://<api_domain_name>, the API's custom domain (null without api_domain_name)",
+      ],
+      api_domain_name_target_domain_name: [
+        domain.targetDomainName,
+        "Target of the API's custom domain, what your DNS record points at: an alias (A/AAAA) or CNAME record (null without api_domain_name)",
+      ],
+      api_domain_name_hosted_zone_id: [
+        domain.hostedZoneId,
+        "Route 53 hosted zone of that target, for an alias record (null without api_domain_name)",
+      ],
       stage_id: [api.stage.id, "ID of the $default stage"],
       stage_arn: [api.stage.arn, "ARN of the $default stage"],
       stage_invoke_url: [api.stage.invokeUrl, "Invoke URL of the $default stage"],
@@ -1107,6 +1124,36 @@ const VARIABLES = {
       {
         condition: "var.throttling_rate_limit > 0",
         message: "Invalid throttling_rate_limit: expected more than 0.",
+      },
+    ],
+  },
+  api_domain_name: {
+    type: "string",
+    description:
+      "Custom domain of the HTTP API, like api.example.com (with api_certificate_arn): a regional API Gateway domain name with TLS 1.2, mapped to the $default stage. Point your DNS at api_domain_name_target_domain_name (an alias record in api_domain_name_hosted_zone_id). Must be known at plan (null: no domain)",
+    default: null,
+    validation: [
+      {
+        condition: `var.api_domain_name == null || can(regex(${hcl(DOMAIN_NAME_PATTERN)}, var.api_domain_name))`,
+        message: "Invalid api_domain_name: expected a lowercase domain name like api.example.com.",
+      },
+    ],
+  },
+  api_certificate_arn: {
+    type: "string",
+    description:
+      "ACM certificate of api_domain_name, in the API's region (a regional domain serves a certificate of its own region); it may be created in the same apply",
+    default: null,
+    validation: [
+      {
+        condition: `var.api_certificate_arn == null || can(regex(${hcl(CERTIFICATE_ARN_PATTERN)}, var.api_certificate_arn))`,
+        message:
+          "Invalid api_certificate_arn: expected an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>).",
+      },
+      {
+        condition: "(var.api_domain_name == null) == (var.api_certificate_arn == null)",
+        message:
+          "Invalid api_certificate_arn: expected api_domain_name and api_certificate_arn together (both or neither).",
       },
     ],
   },

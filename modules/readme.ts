@@ -4,6 +4,7 @@
  * can never disagree with the module (the file is generated, never edited by hand).
  */
 import { ALARM_THRESHOLDS } from "./construct/alarms";
+import { customDomains } from "./readme-domains";
 import { logGroupNames } from "./construct/logs";
 import { SCANNER_EXCEPTIONS } from "./construct/scanner-exceptions";
 import { secretLikeNames } from "./construct/rules";
@@ -441,6 +442,7 @@ export function renderReadme(document: ModuleDocument): string {
     ...environmentGuard(),
     ...backgroundRuns(),
     ...streaming(),
+    ...customDomains(),
     ...vpc(),
     ...broughtKey(),
     ...alarms(),

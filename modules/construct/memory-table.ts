@@ -12,6 +12,7 @@ import { HttpApi } from "./api";
 import { RequestAuthorizerFunction } from "./authorizer";
 import { createCleanerTrigger } from "./cleaner";
 import { UserPool } from "./cognito";
+import { ApiDomain, assertApiDomain } from "./domain";
 import { assertCronSweep, CRONS_ENABLED, cronsEnabledValue } from "./crons";
 import { Repository } from "./ecr";
 import { attributeOf, both, choose, countIf, Flag } from "./expressions";
@@ -108,6 +109,8 @@ export class MemoryTable extends Construct {
   readonly graphPermissions: GraphPermissions[];
   readonly userPool: UserPool;
   readonly httpApi: HttpApi;
+  /** The API's custom domain and its mapping (with `apiDomainName` only). */
+  readonly apiDomain?: ApiDomain;
   /** API keys at API Gateway: the Lambda authorizer's function and role (`count`: `enableApiKeys`). */
   readonly requestAuthorizer: RequestAuthorizerFunction;
   readonly repository: Repository;
@@ -559,6 +562,16 @@ export class MemoryTable extends Construct {
         qualifier: this.requestAuthorizer.qualifier,
       },
     });
+    if (props.apiDomainName !== undefined && props.apiCertificateArn !== undefined) {
+      this.apiDomain = new ApiDomain(this, "api", {
+        domainName: props.apiDomainName,
+        certificateArn: props.apiCertificateArn,
+        region,
+        apiId: this.httpApi.api.id,
+        stageId: this.httpApi.stage.id,
+        tags: tags(props.apiTags),
+      });
+    }
     this.repository = new Repository(this, "repository", {
       name,
       create: props.createEcrRepository ?? false,
@@ -657,6 +670,7 @@ function assertProps(props: MemoryTableProps): void {
   assertVersions(props);
   assertAlarms(props);
   assertVpc(props.vpcSubnetIds, props.vpcSecurityGroupIds);
+  assertApiDomain(props.apiDomainName, props.apiCertificateArn);
 }
 
 /**

@@ -123,6 +123,12 @@ export interface MemoryTableProps {
   readonly tableStreamArn?: string;
   /** The existing table's customer-managed key (none: an AWS owned or AWS managed key). */
   readonly tableKmsKeyArn?: string;
+  /**
+   * A custom domain for the HTTP API (with `apiCertificateArn`, an ACM certificate in the API's region): a
+   * regional domain name with TLS 1.2, mapped to the `$default` stage. Point your DNS at its target.
+   */
+  readonly apiDomainName?: string;
+  readonly apiCertificateArn?: string;
   /** Table and user pool deletion protection (default true). */
   readonly deletionProtection?: Flag;
   /** Create a Cognito user pool and app client (default: when no `jwtIssuer` is given). */

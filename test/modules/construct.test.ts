@@ -1291,6 +1291,51 @@ describe("MemoryTable construct: the background-run worker (synth)", () => {
     }
   });
 
+  it("gives the API a regional TLS 1.2 custom domain mapped to its stage only when both domain and certificate are given", () => {
+    const certificate =
+      "arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d";
+    expect(resourcesOf(synthesize(build().stack), "aws_apigatewayv2_domain_name")).toEqual([]);
+    const synthesized = synthesize(
+      build({ apiDomainName: "agents.example.com", apiCertificateArn: certificate }).stack,
+    );
+    const [domainName, domain] = onlyResource(synthesized, "aws_apigatewayv2_domain_name");
+    expect(domain).toMatchObject({
+      domain_name: "agents.example.com",
+      domain_name_configuration: {
+        certificate_arn: certificate,
+        endpoint_type: "REGIONAL",
+        security_policy: "TLS_1_2",
+      },
+    });
+    const [, mapping] = onlyResource(synthesized, "aws_apigatewayv2_api_mapping");
+    expect(mapping.domain_name).toBe(`\${one(aws_apigatewayv2_domain_name.${domainName}[*].id)}`);
+    expect(String(mapping.stage)).toMatch(/aws_apigatewayv2_stage\./);
+    expect(mapping.api_mapping_key).toBeUndefined();
+    for (const [props, error] of [
+      [
+        { apiDomainName: "agents.example.com" },
+        /^Invalid api_certificate_arn: expected api_domain_name and api_certificate_arn together .*got only api_domain_name$/,
+      ],
+      [
+        { apiCertificateArn: certificate },
+        /^Invalid api_certificate_arn: expected api_domain_name and api_certificate_arn together .*got only api_certificate_arn$/,
+      ],
+      [
+        { apiDomainName: "https://agents.example.com", apiCertificateArn: certificate },
+        /^Invalid api_domain_name: expected a lowercase domain name/,
+      ],
+      [
+        {
+          apiDomainName: "agents.example.com",
+          apiCertificateArn: "arn:aws:iam::123456789012:server-certificate/x",
+        },
+        /^Invalid api_certificate_arn: expected an ACM certificate ARN/,
+      ],
+    ] as const) {
+      expect(errorOf(() => build(props))).toMatch(error);
+    }
+  });
+
   it("refuses a schedule EventBridge would refuse, naming the input", () => {
     for (const schedule of [
       "every minute",

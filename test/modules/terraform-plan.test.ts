@@ -382,6 +382,26 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     ).toEqual(["apigateway.amazonaws.com"]);
   });
 
+  it("gives the support API its custom domain, with a certificate of the same apply, and billing none", () => {
+    const domain = one("support", "aws_apigatewayv2_domain_name");
+    expect(domain.change.after).toMatchObject({
+      domain_name: "support-agents.example.com",
+      domain_name_configuration: [{ endpoint_type: "REGIONAL", security_policy: "TLS_1_2" }],
+      tags: { team: "support" },
+    });
+    // The certificate is requested in the same apply: known only then, and the module still plans.
+    expect(
+      (domain.change.after_unknown.domain_name_configuration as { certificate_arn?: boolean }[])[0]
+        ?.certificate_arn,
+    ).toBe(true);
+    const mapping = one("support", "aws_apigatewayv2_api_mapping");
+    expect(mapping.change.after.api_mapping_key ?? null).toBeNull();
+    expect(mapping.change.after_unknown).toMatchObject({ api_id: true, domain_name: true });
+    for (const type of ["aws_apigatewayv2_domain_name", "aws_apigatewayv2_api_mapping"]) {
+      expect({ type, planned: inModule("billing", type).length }).toEqual({ type, planned: 0 });
+    }
+  });
+
   it("creates a user pool for the default instance and trusts the external issuer of the other", () => {
     expect(inModule("support", "aws_cognito_user_pool")).toHaveLength(1);
     expect(inModule("billing", "aws_cognito_user_pool")).toHaveLength(0);
