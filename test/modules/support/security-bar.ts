@@ -51,6 +51,7 @@ export const COMPUTED_POLICIES = ["graph-statements", "graph-secrets"];
 /** The resource types of the module that AWS lets carry tags (the provider schema's `tags` argument). */
 export const TAGGABLE_TYPES = [
   "aws_apigatewayv2_api",
+  "aws_apigatewayv2_domain_name",
   "aws_apigatewayv2_stage",
   "aws_cloudwatch_event_rule",
   "aws_cloudwatch_log_group",
@@ -808,6 +809,14 @@ export function expectSecurityBar(synthesized: Synthesized): void {
   }
 
   // Every taggable resource is tagged.
+  // A custom domain (if any): regional, TLS 1.2 at least.
+  for (const [, domain] of resourcesOf(synthesized, "aws_apigatewayv2_domain_name")) {
+    expect(domain.domain_name_configuration).toMatchObject({
+      endpoint_type: "REGIONAL",
+      security_policy: "TLS_1_2",
+    });
+  }
+
   for (const type of TAGGABLE_TYPES) {
     for (const [name, resource] of resourcesOf(synthesized, type)) {
       expect({ resource: `${type}.${name}`, tagged: resource.tags !== undefined }).toEqual({
