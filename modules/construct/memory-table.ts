@@ -1,12 +1,11 @@
 import { Construct } from "constructs";
-import { Fn, Op, TerraformLocal, Token } from "../cdktf";
-import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group";
+import { TerraformLocal } from "../cdktf";
 import { LambdaEventSourceMapping } from "@cdktf/provider-aws/lib/lambda-event-source-mapping";
 import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
 import { SqsQueue } from "@cdktf/provider-aws/lib/sqs-queue";
 import { DYNAMODB_CLEANER_ACTIONS, DYNAMODB_ITEM_ACTIONS } from "../../src/table/iam-actions";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
-import { Alarms, ALARM_THRESHOLDS, type AlarmThresholds, type FunctionLimits } from "./alarms";
+import { Alarms } from "./alarms";
 import { HttpApi } from "./api";
 import { RequestAuthorizerFunction } from "./authorizer";
 import { createCleanerTrigger } from "./cleaner";
@@ -14,24 +13,21 @@ import { UserPool } from "./cognito";
 import { ApiDomain } from "./domain";
 import { CRONS_ENABLED, cronsEnabledValue } from "./crons";
 import { Repository } from "./ecr";
-import { attributeOf, both, choose, countIf, Flag } from "./expressions";
-import {
-  createDeadLetterQueue,
-  createImageFunction,
-  type FunctionVpc,
-  PublishedVersion,
-} from "./function";
-import { GraphFunction, GraphInputs, GraphPermissions } from "./graph";
+import { both, choose, commaJoined, numberAsString } from "./expressions";
+import { alarmThresholds, functionLimits, provisionedConcurrency } from "./alarm-settings";
+import { createDeadLetterQueue, createImageFunction, PublishedVersion } from "./function";
+import { GraphFunction, graphFunction, GraphInputs, GraphPermissions } from "./graph";
 import { Environment, Key } from "./key";
-import { createLogGroup, logGroupNames } from "./logs";
+import { createLogGroups, logGroupNames, type LogGroups } from "./logs";
 import { assertProps } from "./assert-props";
-import { type Context, DEFAULTS, MemoryTableProps } from "./props";
+import { DEFAULTS, MemoryTableProps } from "./props";
 import { tableResources } from "./policies";
-import { FunctionRole, TenantRole, type VpcAccess } from "./role";
+import { FunctionRole, tableKeyAccess, TenantRole } from "./role";
+import { functionVpc } from "./vpc";
 import { isLiteral } from "./rules";
 import { RecoverySweep } from "./recovery-sweep";
 import { StreamFunction } from "./stream";
-import { Table } from "./table";
+import { existingTable, Table } from "./table";
 import { mergeTags } from "./tags";
 import { Worker, workerInvokedName } from "./worker";
 
@@ -49,16 +45,7 @@ export class MemoryTable extends Construct {
   readonly table: Table;
   /** The cleaner's on-failure destination: stream batches it gave up on. */
   readonly deadLetterQueue: SqsQueue;
-  readonly logGroups: {
-    api: CloudwatchLogGroup;
-    cleaner: CloudwatchLogGroup;
-    access: CloudwatchLogGroup;
-    worker: CloudwatchLogGroup;
-    /** With the stream function only (`count`). */
-    stream: CloudwatchLogGroup;
-    /** With API keys only (`count`). */
-    authorizer: CloudwatchLogGroup;
-  };
+  readonly logGroups: LogGroups;
   readonly functionRole: FunctionRole;
   readonly cleanerRole: FunctionRole;
   readonly tenantRole: TenantRole;
@@ -137,64 +124,20 @@ export class MemoryTable extends Construct {
       deletionProtection,
       tags: tags(props.tableTags),
       create: props.createTable ?? true,
-      existing:
-        props.tableName === undefined
-          ? undefined
-          : {
-              tableName: props.tableName,
-              tableArn: props.tableArn ?? "",
-              streamArn: props.tableStreamArn ?? "",
-            },
+      existing: existingTable(props),
     });
     const table = this.table;
 
     const groups = logGroupNames(name);
     const functionTags = tags(props.functionTags);
-    this.logGroups = {
-      api: createLogGroup(this, "api_log_group", context, groups.api, retention, functionTags),
-      cleaner: createLogGroup(
-        this,
-        "cleaner_log_group",
-        context,
-        groups.cleaner,
-        retention,
-        functionTags,
-      ),
-      access: createLogGroup(
-        this,
-        "access_log_group",
-        context,
-        groups.access,
-        retention,
-        tags(props.apiTags),
-      ),
-      worker: createLogGroup(
-        this,
-        "worker_log_group",
-        context,
-        groups.worker,
-        retention,
-        functionTags,
-      ),
-      stream: createLogGroup(
-        this,
-        "stream_log_group",
-        context,
-        groups.stream,
-        retention,
-        functionTags,
-        countIf(createStream),
-      ),
-      authorizer: createLogGroup(
-        this,
-        "authorizer_log_group",
-        context,
-        groups.authorizer,
-        retention,
-        functionTags,
-        countIf(enableApiKeys),
-      ),
-    };
+    this.logGroups = createLogGroups(this, context, {
+      names: groups,
+      retentionInDays: retention,
+      functionTags,
+      accessTags: tags(props.apiTags),
+      createStream,
+      enableApiKeys,
+    });
     this.deadLetterQueue = createDeadLetterQueue(
       this,
       "dead_letter_queue",
@@ -208,24 +151,13 @@ export class MemoryTable extends Construct {
     // (at most 40 + "-function-" + 14 = 64 characters, IAM's limit).
     const roleName = (role: string) => `${name}-${role}-${region}`;
     const vpc = functionVpc(props, context);
-    const tableKmsKeyArn = props.tableKmsKeyArn;
     const roleProps = {
       path: rolePath,
       permissionsBoundary: props.rolePermissionsBoundary,
       tags: roleTags,
       vpc: vpc?.access,
       // An existing table encrypted with a key of its own: every role reads the table through it.
-      tableKey:
-        tableKmsKeyArn === undefined
-          ? undefined
-          : {
-              arn: tableKmsKeyArn,
-              enabled: isLiteral(tableKmsKeyArn)
-                ? true
-                : // `compact` drops null ("" would render as undefined: CDKTF drops a literal "" operand).
-                  Op.gte(Fn.lengthOf(Token.asList(Fn.compact([tableKmsKeyArn]))), 1),
-              region,
-            },
+      tableKey: tableKeyAccess(props.tableKmsKeyArn, region),
     };
     this.graphInputs = new GraphInputs(this, "graph", {
       secrets: props.secrets,
@@ -415,33 +347,21 @@ export class MemoryTable extends Construct {
     // tenant role's trust, the alarms): build it with `graphInputs.environment(...)` as its environment, a role
     // of its own (with `failureDestinationArn` if it is invoked asynchronously), and append it.
     this.graphFunctions = [
-      {
-        id: "function",
-        function: this.apiFunction,
-        role: this.functionRole,
-        logGroup: this.logGroups.api,
-        functionName: this.apiFunction.functionName,
-        logGroupName: this.logGroups.api.name,
-        create: true,
-      },
-      {
-        id: "worker_function",
-        function: this.worker.function,
-        role: this.worker.role,
-        logGroup: this.logGroups.worker,
-        functionName: this.worker.function.functionName,
-        logGroupName: this.logGroups.worker.name,
-        create: true,
-      },
-      {
-        id: "stream_function",
-        function: this.stream.function,
-        role: this.stream.role,
-        logGroup: this.logGroups.stream,
-        functionName: this.stream.functionName,
-        logGroupName: attributeOf(this.logGroups.stream, "name"),
-        create: createStream,
-      },
+      graphFunction("function", this.apiFunction, this.functionRole, this.logGroups.api, true),
+      graphFunction(
+        "worker_function",
+        this.worker.function,
+        this.worker.role,
+        this.logGroups.worker,
+        true,
+      ),
+      graphFunction(
+        "stream_function",
+        this.stream.function,
+        this.stream.role,
+        this.logGroups.stream,
+        createStream,
+      ),
     ];
     this.graphPermissions = this.graphFunctions.map((graph) => this.graphInputs.grant(graph));
 
@@ -573,92 +493,4 @@ export class MemoryTable extends Construct {
       tags: tags(props.alarmTags),
     });
   }
-}
-
-/** Whether the alias gets provisioned concurrency (1 or more), known now or at plan. */
-function provisionedConcurrency(props: MemoryTableProps): Flag {
-  const concurrency =
-    props.provisionedConcurrentExecutions ?? DEFAULTS.provisionedConcurrentExecutions;
-  return isLiteral(concurrency) ? concurrency > 0 : Op.gte(concurrency, 1);
-}
-
-/** What the duration and concurrency alarms compare with, by function id. */
-function functionLimits(props: MemoryTableProps): Record<string, FunctionLimits> {
-  return {
-    function: {
-      timeout: props.timeout ?? DEFAULTS.timeout,
-      reservedConcurrentExecutions:
-        props.reservedConcurrentExecutions ?? DEFAULTS.reservedConcurrentExecutions,
-    },
-    worker_function: {
-      timeout: props.workerTimeout ?? DEFAULTS.workerTimeout,
-      reservedConcurrentExecutions:
-        props.workerReservedConcurrentExecutions ?? DEFAULTS.workerReservedConcurrentExecutions,
-    },
-    stream_function: {
-      timeout: props.streamTimeout ?? DEFAULTS.streamTimeout,
-      reservedConcurrentExecutions:
-        props.streamReservedConcurrentExecutions ?? DEFAULTS.streamReservedConcurrentExecutions,
-    },
-    cleaner_function: {
-      timeout: props.cleanerTimeout ?? DEFAULTS.cleanerTimeout,
-      reservedConcurrentExecutions:
-        props.cleanerReservedConcurrentExecutions ?? DEFAULTS.cleanerReservedConcurrentExecutions,
-    },
-  };
-}
-
-function alarmThresholds(given: Partial<AlarmThresholds> | undefined): AlarmThresholds {
-  return Object.fromEntries(
-    Object.entries(ALARM_THRESHOLDS).map(([key, spec]) => [
-      key,
-      given?.[key as keyof AlarmThresholds] ?? spec.default,
-    ]),
-  ) as AlarmThresholds;
-}
-
-function numberAsString(value: number): string {
-  return isLiteral(value) ? String(value) : Token.asString(value);
-}
-
-/** The list as one comma-separated string ("" for none, which the runtime reads as unset). */
-function commaJoined(values: string[]): string {
-  return isLiteral(values) ? values.join(",") : Fn.join(",", values);
-}
-
-/**
- * Every function's VPC attachment and its roles' network-interface permissions, when subnets are given (a
- * literal empty list: none at all; a Terraform list: `count` and a dynamic block decide at plan).
- */
-function functionVpc(
-  props: MemoryTableProps,
-  context: Pick<Context, "partition" | "region" | "accountId">,
-): { config: FunctionVpc; access: VpcAccess } | undefined {
-  const subnetIds = props.vpcSubnetIds ?? [];
-  const securityGroupIds = props.vpcSecurityGroupIds ?? [];
-  if (isLiteral(subnetIds) && subnetIds.length === 0) return undefined;
-  const ec2 = `arn:${context.partition}:ec2:${context.region}`;
-  // Any owner: the subnets of a shared VPC belong to the account that shares it.
-  const arns = (kind: string, ids: string[]) =>
-    isLiteral(ids)
-      ? ids.map((id) => `${ec2}:*:${kind}/${id}`)
-      : Token.asList(
-          Fn.formatlist(`arn:%s:ec2:%s:*:${kind}/%s`, [context.partition, context.region, ids]),
-        );
-  return {
-    config: { subnetIds, securityGroupIds },
-    access: {
-      enabled: isLiteral(subnetIds) ? true : Op.gte(Fn.lengthOf(subnetIds), 1),
-      // One token (format), so that `concat` may take it.
-      networkInterfaceArn: Token.asString(
-        Fn.format("arn:%s:ec2:%s:%s:network-interface/*", [
-          context.partition,
-          context.region,
-          context.accountId,
-        ]),
-      ),
-      subnetArns: arns("subnet", subnetIds),
-      securityGroupArns: arns("security-group", securityGroupIds),
-    },
-  };
 }
