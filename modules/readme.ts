@@ -4,10 +4,12 @@
  * can never disagree with the module (the file is generated, never edited by hand).
  */
 import { ALARM_THRESHOLDS } from "./construct/alarms";
+import { customDomains } from "./readme-domains";
 import { logGroupNames } from "./construct/logs";
 import { SCANNER_EXCEPTIONS } from "./construct/scanner-exceptions";
 import { secretLikeNames } from "./construct/rules";
 import { RECOVERY_SWEEP_EVENT } from "./construct/recovery-sweep";
+import { CRONS_ENABLED } from "./construct/crons";
 import { STREAM_HANDLER } from "./construct/stream";
 import { MODULE_USAGE, README_EXAMPLES, type ReadmeExample } from "./readme-examples";
 import { MODULE_TAG, MODULE_VERSION } from "./version";
@@ -276,6 +278,17 @@ function backgroundRuns(): string[] {
     "(`source_arn`), may invoke the worker this way; the sweep uses the worker's own role, which already reads the",
     "table and each of its indexes by name.",
     "",
+    "### Crons",
+    "",
+    "Crons (the SDK's `client.crons`) need no AWS resource of their own: they are items of the table, and the same",
+    "sweep event fires the due ones (one run each, made exactly once; a missed span runs once), so crons fire at",
+    "`recovery_sweep_schedule`'s precision, every minute by default, at no cost beyond the sweep's. `create_crons`",
+    `(default \`true\`) is therefore a setting of the functions, not a resource: it sets \`${CRONS_ENABLED}\` (\`"true"\` or`,
+    '`"false"`) on the functions that run graphs (the API, worker and stream functions), and nothing else in the',
+    'plan changes. With crons on, `recovery_sweep_schedule` may not be `null` or `""` (no cron would ever fire);',
+    "with `create_crons = false` it may, and then no EventBridge rule is created at all. The bundled runtime does",
+    "not read the variable yet, so crons still fire on every sweep: see docs/terraform-module.md, Crons.",
+    "",
   ];
 }
 
@@ -429,6 +442,7 @@ export function renderReadme(document: ModuleDocument): string {
     ...environmentGuard(),
     ...backgroundRuns(),
     ...streaming(),
+    ...customDomains(),
     ...vpc(),
     ...broughtKey(),
     ...alarms(),

@@ -58,7 +58,15 @@ export interface HttpApiProps {
    * credential there is no identity source to cache on, so its results are not cached by API Gateway (TTL 0);
    * the function caches API key verdicts itself (API_KEY_CACHE_SECONDS).
    */
-  lambdaAuthorizer?: { create: Flag; functionName: string; invokeArn: string };
+  lambdaAuthorizer?: LambdaAuthorizerTarget;
+}
+
+/** The authorizer function API Gateway invokes: its alias (`qualifier`) when versions are published. */
+export interface LambdaAuthorizerTarget {
+  create: Flag;
+  functionName: string;
+  invokeArn: string;
+  qualifier?: string;
 }
 
 /** Headers browsers may send cross-origin: the SDK's bearer token, or an API key (what browser UIs send). */
@@ -128,6 +136,7 @@ export class HttpApi extends Construct {
       statementId: "AllowThisHttpApiAuthorizer",
       action: "lambda:InvokeFunction",
       functionName: lambda.functionName,
+      qualifier: lambda.qualifier,
       principal: "apigateway.amazonaws.com",
       sourceArn: `${this.api.executionArn}/authorizers/*`,
     });

@@ -5,10 +5,10 @@ import { IMAGE_HANDLERS } from "../../src/runtime/environment";
 import { DYNAMODB_AUTHORIZER_ACTIONS } from "../../src/table/iam-actions";
 import { API_KEY_LOOKUP_PREFIX } from "../../src/table/keys";
 import { attributeOf, countIf, type Flag } from "./expressions";
-import { createImageFunction } from "./function";
+import { createImageFunction, PublishedVersion } from "./function";
 import type { Context } from "./props";
 import { FunctionRole, type RoleProps } from "./role";
-import type { ImageSettings } from "./worker";
+import type { ImageSettings, Release } from "./worker";
 
 export interface RequestAuthorizerFunctionProps {
   context: Context;
@@ -24,6 +24,8 @@ export interface RequestAuthorizerFunctionProps {
   reservedConcurrentExecutions: number;
   /** TABLE_NAME, TENANT_CLAIM, JWT_ISSUER, JWT_AUDIENCE, API_KEY_CACHE_SECONDS, LOG_LEVEL. */
   environment: Record<string, string>;
+  /** Released as every other function: a version per change, behind the alias API Gateway invokes. */
+  release: Release;
   tags: Record<string, string>;
 }
 
@@ -38,7 +40,12 @@ export class RequestAuthorizerFunction extends Construct {
   readonly function: LambdaFunction;
   /** Attributes valid whether it is created or not (null when it is not). */
   readonly functionName: string;
+  /** What API Gateway invokes: the alias with `publish`, the function's $LATEST otherwise. */
   readonly invokeArn: string;
+  /** The permission's qualifier: the alias name with `publish`. */
+  readonly qualifier: string | undefined;
+  /** Its published version and the alias the API's authorizer invokes (`publish`, with `enable_api_keys`). */
+  readonly version: PublishedVersion;
 
   constructor(scope: Construct, id: string, props: RequestAuthorizerFunctionProps) {
     super(scope, id);
@@ -69,9 +76,18 @@ export class RequestAuthorizerFunction extends Construct {
       logGroupName: attributeOf(props.logGroup, "name"),
       logLevel: props.logLevel,
       environment: props.environment,
+      publish: props.release.publish,
       dependsOn: [props.logGroup, ...this.role.policies],
     });
     this.functionName = attributeOf(this.function, "function_name");
-    this.invokeArn = attributeOf(this.function, "invoke_arn");
+    this.version = new PublishedVersion(this, "alias", {
+      function: this.function,
+      create: props.create,
+      publish: props.release.publish,
+      aliasName: props.release.aliasName,
+      invokedBy: "the HTTP API's Lambda authorizer",
+    });
+    this.invokeArn = this.version.invokeArn;
+    this.qualifier = this.version.qualifier;
   }
 }

@@ -53,3 +53,24 @@ export function addBlockIfAny(
     content,
   });
 }
+
+/** A number as an environment variable's string, known now or at plan. */
+export function numberAsString(value: number): string {
+  return isLiteral(value) ? String(value) : Token.asString(value);
+}
+
+/** The list as one comma-separated string ("" for none, which the runtime reads as unset). */
+export function commaJoined(values: string[]): string {
+  return isLiteral(values) ? values.join(",") : Fn.join(",", values);
+}
+
+/** `percent` % of `value`, folded when both are known now. */
+export function percentOf(value: number, percent: number): number {
+  if (isLiteral(value) && isLiteral(percent)) return (value * percent) / 100;
+  return Token.asNumber(Op.div(Op.mul(value, percent), 100));
+}
+
+/** Seconds as milliseconds, folded when known now. */
+export function milliseconds(seconds: number): number {
+  return isLiteral(seconds) ? seconds * 1000 : Token.asNumber(Op.mul(seconds, 1000));
+}

@@ -5,7 +5,7 @@ import { IamRolePolicy } from "@cdktf/provider-aws/lib/iam-role-policy";
 import { IamRolePolicyAttachment } from "@cdktf/provider-aws/lib/iam-role-policy-attachment";
 import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
 import { ENVIRONMENT } from "../../src/runtime/environment";
-import { choose, countIf, type Flag } from "./expressions";
+import { attributeOf, choose, countIf, type Flag } from "./expressions";
 import type { FunctionRole } from "./role";
 import { isLiteral, type GraphPolicyStatement } from "./rules";
 
@@ -30,6 +30,29 @@ export interface GraphFunction {
   logGroupName: string;
   /** Whether it exists: always, or with its toggle (the stream function); what derives from it follows. */
   create: Flag;
+}
+
+/**
+ * A function that runs graphs, its name and log group's read the way its `count` allows: plainly without one,
+ * through `one()` with one (the stream function's, whatever its toggle).
+ */
+export function graphFunction(
+  id: string,
+  fn: LambdaFunction,
+  role: FunctionRole,
+  logGroup: CloudwatchLogGroup,
+  create: Flag,
+): GraphFunction {
+  const counted = fn.count !== undefined;
+  return {
+    id,
+    function: fn,
+    role,
+    logGroup,
+    functionName: counted ? attributeOf(fn, "function_name") : fn.functionName,
+    logGroupName: counted ? attributeOf(logGroup, "name") : logGroup.name,
+    create,
+  };
 }
 
 export interface GraphInputsProps {

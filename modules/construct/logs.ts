@@ -1,5 +1,6 @@
 import { Construct } from "constructs";
 import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group";
+import { countIf, type Flag } from "./expressions";
 import type { Context } from "./props";
 
 /** The module's log groups, named up front so the key policy can name them before they exist. */
@@ -39,4 +40,77 @@ export function createLogGroup(
     kmsKeyId: context.kmsKeyArn,
     tags,
   });
+}
+
+/** The module's log groups: one per function, and the API's access log. */
+export interface LogGroups {
+  api: CloudwatchLogGroup;
+  cleaner: CloudwatchLogGroup;
+  access: CloudwatchLogGroup;
+  worker: CloudwatchLogGroup;
+  /** With the stream function only (`count`). */
+  stream: CloudwatchLogGroup;
+  /** With API keys only (`count`). */
+  authorizer: CloudwatchLogGroup;
+}
+
+/** Every log group, in the scope given (their ids are part of the module's addresses). */
+export function createLogGroups(
+  scope: Construct,
+  context: Context,
+  props: {
+    names: ReturnType<typeof logGroupNames>;
+    retentionInDays: number;
+    functionTags: Record<string, string>;
+    accessTags: Record<string, string>;
+    createStream: Flag;
+    enableApiKeys: Flag;
+  },
+): LogGroups {
+  const { names, retentionInDays: retention, functionTags } = props;
+  return {
+    api: createLogGroup(scope, "api_log_group", context, names.api, retention, functionTags),
+    cleaner: createLogGroup(
+      scope,
+      "cleaner_log_group",
+      context,
+      names.cleaner,
+      retention,
+      functionTags,
+    ),
+    access: createLogGroup(
+      scope,
+      "access_log_group",
+      context,
+      names.access,
+      retention,
+      props.accessTags,
+    ),
+    worker: createLogGroup(
+      scope,
+      "worker_log_group",
+      context,
+      names.worker,
+      retention,
+      functionTags,
+    ),
+    stream: createLogGroup(
+      scope,
+      "stream_log_group",
+      context,
+      names.stream,
+      retention,
+      functionTags,
+      countIf(props.createStream),
+    ),
+    authorizer: createLogGroup(
+      scope,
+      "authorizer_log_group",
+      context,
+      names.authorizer,
+      retention,
+      functionTags,
+      countIf(props.enableApiKeys),
+    ),
+  };
 }

@@ -1,61 +1,33 @@
 import { Construct } from "constructs";
-import { Fn, Op, TerraformLocal, Token } from "../cdktf";
-import { CloudwatchLogGroup } from "@cdktf/provider-aws/lib/cloudwatch-log-group";
+import { TerraformLocal } from "../cdktf";
 import { LambdaEventSourceMapping } from "@cdktf/provider-aws/lib/lambda-event-source-mapping";
 import { LambdaFunction } from "@cdktf/provider-aws/lib/lambda-function";
 import { SqsQueue } from "@cdktf/provider-aws/lib/sqs-queue";
 import { DYNAMODB_CLEANER_ACTIONS, DYNAMODB_ITEM_ACTIONS } from "../../src/table/iam-actions";
-import { InvalidConfigurationError } from "../../src/shared/errors";
 import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
-import { Alarms, ALARM_THRESHOLDS, type AlarmThresholds, type FunctionLimits } from "./alarms";
+import { Alarms } from "./alarms";
 import { HttpApi } from "./api";
 import { RequestAuthorizerFunction } from "./authorizer";
 import { createCleanerTrigger } from "./cleaner";
 import { UserPool } from "./cognito";
+import { ApiDomain } from "./domain";
+import { CRONS_ENABLED, cronsEnabledValue } from "./crons";
 import { Repository } from "./ecr";
-import { attributeOf, both, choose, countIf, Flag } from "./expressions";
-import {
-  createDeadLetterQueue,
-  createImageFunction,
-  type FunctionVpc,
-  PublishedVersion,
-} from "./function";
-import { GraphFunction, GraphInputs, GraphPermissions } from "./graph";
+import { both, choose, commaJoined, numberAsString } from "./expressions";
+import { alarmThresholds, functionLimits, provisionedConcurrency } from "./alarm-settings";
+import { createDeadLetterQueue, createImageFunction, PublishedVersion } from "./function";
+import { GraphFunction, graphFunction, GraphInputs, GraphPermissions } from "./graph";
 import { Environment, Key } from "./key";
-import { createLogGroup, logGroupNames } from "./logs";
-import { type Context, DEFAULTS, MemoryTableProps } from "./props";
+import { createLogGroups, logGroupNames, type LogGroups } from "./logs";
+import { assertProps } from "./assert-props";
+import { DEFAULTS, MemoryTableProps } from "./props";
 import { tableResources } from "./policies";
-import { FunctionRole, TenantRole, type VpcAccess } from "./role";
-import {
-  ALIAS_NAME_PATTERN,
-  ASYNC_EVENT_AGE_SECONDS,
-  ASYNC_RETRY_ATTEMPTS,
-  CANARY_WEIGHT_PERCENT,
-  VERSION_NUMBER_PATTERN,
-  assertCorsOrigins,
-  assertEnvironment,
-  assertGraphPolicyArns,
-  assertGraphPolicyStatements,
-  assertImageUri,
-  assertLogRetention,
-  assertName,
-  assertRecoverySweepSchedule,
-  assertSecrets,
-  assertTimeout,
-  assertVpc,
-  assertWebhookHosts,
-  assertWholeNumber,
-  isLiteral,
-  MAX_RUN_LEGS,
-  API_KEY_CACHE_SECONDS,
-  MEMORY_SIZE_MB,
-  SNS_TOPIC_ARN_PATTERN,
-  STREAM_TIMEOUT_SECONDS,
-  WORKER_TIMEOUT_SECONDS,
-} from "./rules";
+import { FunctionRole, tableKeyAccess, TenantRole } from "./role";
+import { functionVpc } from "./vpc";
+import { isLiteral } from "./rules";
 import { RecoverySweep } from "./recovery-sweep";
 import { StreamFunction } from "./stream";
-import { Table } from "./table";
+import { existingTable, Table } from "./table";
 import { mergeTags } from "./tags";
 import { Worker, workerInvokedName } from "./worker";
 
@@ -73,16 +45,7 @@ export class MemoryTable extends Construct {
   readonly table: Table;
   /** The cleaner's on-failure destination: stream batches it gave up on. */
   readonly deadLetterQueue: SqsQueue;
-  readonly logGroups: {
-    api: CloudwatchLogGroup;
-    cleaner: CloudwatchLogGroup;
-    access: CloudwatchLogGroup;
-    worker: CloudwatchLogGroup;
-    /** With the stream function only (`count`). */
-    stream: CloudwatchLogGroup;
-    /** With API keys only (`count`). */
-    authorizer: CloudwatchLogGroup;
-  };
+  readonly logGroups: LogGroups;
   readonly functionRole: FunctionRole;
   readonly cleanerRole: FunctionRole;
   readonly tenantRole: TenantRole;
@@ -107,6 +70,8 @@ export class MemoryTable extends Construct {
   readonly graphPermissions: GraphPermissions[];
   readonly userPool: UserPool;
   readonly httpApi: HttpApi;
+  /** The API's custom domain and its mapping (with `apiDomainName` only). */
+  readonly apiDomain?: ApiDomain;
   /** API keys at API Gateway: the Lambda authorizer's function and role (`count`: `enableApiKeys`). */
   readonly requestAuthorizer: RequestAuthorizerFunction;
   readonly repository: Repository;
@@ -159,64 +124,20 @@ export class MemoryTable extends Construct {
       deletionProtection,
       tags: tags(props.tableTags),
       create: props.createTable ?? true,
-      existing:
-        props.tableName === undefined
-          ? undefined
-          : {
-              tableName: props.tableName,
-              tableArn: props.tableArn ?? "",
-              streamArn: props.tableStreamArn ?? "",
-            },
+      existing: existingTable(props),
     });
     const table = this.table;
 
     const groups = logGroupNames(name);
     const functionTags = tags(props.functionTags);
-    this.logGroups = {
-      api: createLogGroup(this, "api_log_group", context, groups.api, retention, functionTags),
-      cleaner: createLogGroup(
-        this,
-        "cleaner_log_group",
-        context,
-        groups.cleaner,
-        retention,
-        functionTags,
-      ),
-      access: createLogGroup(
-        this,
-        "access_log_group",
-        context,
-        groups.access,
-        retention,
-        tags(props.apiTags),
-      ),
-      worker: createLogGroup(
-        this,
-        "worker_log_group",
-        context,
-        groups.worker,
-        retention,
-        functionTags,
-      ),
-      stream: createLogGroup(
-        this,
-        "stream_log_group",
-        context,
-        groups.stream,
-        retention,
-        functionTags,
-        countIf(createStream),
-      ),
-      authorizer: createLogGroup(
-        this,
-        "authorizer_log_group",
-        context,
-        groups.authorizer,
-        retention,
-        functionTags,
-        countIf(enableApiKeys),
-      ),
-    };
+    this.logGroups = createLogGroups(this, context, {
+      names: groups,
+      retentionInDays: retention,
+      functionTags,
+      accessTags: tags(props.apiTags),
+      createStream,
+      enableApiKeys,
+    });
     this.deadLetterQueue = createDeadLetterQueue(
       this,
       "dead_letter_queue",
@@ -230,24 +151,13 @@ export class MemoryTable extends Construct {
     // (at most 40 + "-function-" + 14 = 64 characters, IAM's limit).
     const roleName = (role: string) => `${name}-${role}-${region}`;
     const vpc = functionVpc(props, context);
-    const tableKmsKeyArn = props.tableKmsKeyArn;
     const roleProps = {
       path: rolePath,
       permissionsBoundary: props.rolePermissionsBoundary,
       tags: roleTags,
       vpc: vpc?.access,
       // An existing table encrypted with a key of its own: every role reads the table through it.
-      tableKey:
-        tableKmsKeyArn === undefined
-          ? undefined
-          : {
-              arn: tableKmsKeyArn,
-              enabled: isLiteral(tableKmsKeyArn)
-                ? true
-                : // `compact` drops null ("" would render as undefined: CDKTF drops a literal "" operand).
-                  Op.gte(Fn.lengthOf(Token.asList(Fn.compact([tableKmsKeyArn]))), 1),
-              region,
-            },
+      tableKey: tableKeyAccess(props.tableKmsKeyArn, region),
     };
     this.graphInputs = new GraphInputs(this, "graph", {
       secrets: props.secrets,
@@ -281,6 +191,8 @@ export class MemoryTable extends Construct {
       ),
       [ENVIRONMENT.maxRunLegs]: numberAsString(props.maxRunLegs ?? DEFAULTS.maxRunLegs),
       [ENVIRONMENT.webhookAllowedHosts]: commaJoined(props.webhookAllowedHosts ?? []),
+      // The worker fires due crons on its sweeps; the API and stream functions serve the cron routes.
+      [CRONS_ENABLED]: cronsEnabledValue(props.createCrons ?? DEFAULTS.createCrons),
     };
 
     // The worker first: the API function's role and environment name it. Always created: without it, the API
@@ -435,33 +347,21 @@ export class MemoryTable extends Construct {
     // tenant role's trust, the alarms): build it with `graphInputs.environment(...)` as its environment, a role
     // of its own (with `failureDestinationArn` if it is invoked asynchronously), and append it.
     this.graphFunctions = [
-      {
-        id: "function",
-        function: this.apiFunction,
-        role: this.functionRole,
-        logGroup: this.logGroups.api,
-        functionName: this.apiFunction.functionName,
-        logGroupName: this.logGroups.api.name,
-        create: true,
-      },
-      {
-        id: "worker_function",
-        function: this.worker.function,
-        role: this.worker.role,
-        logGroup: this.logGroups.worker,
-        functionName: this.worker.function.functionName,
-        logGroupName: this.logGroups.worker.name,
-        create: true,
-      },
-      {
-        id: "stream_function",
-        function: this.stream.function,
-        role: this.stream.role,
-        logGroup: this.logGroups.stream,
-        functionName: this.stream.functionName,
-        logGroupName: attributeOf(this.logGroups.stream, "name"),
-        create: createStream,
-      },
+      graphFunction("function", this.apiFunction, this.functionRole, this.logGroups.api, true),
+      graphFunction(
+        "worker_function",
+        this.worker.function,
+        this.worker.role,
+        this.logGroups.worker,
+        true,
+      ),
+      graphFunction(
+        "stream_function",
+        this.stream.function,
+        this.stream.role,
+        this.logGroups.stream,
+        createStream,
+      ),
     ];
     this.graphPermissions = this.graphFunctions.map((graph) => this.graphInputs.grant(graph));
 
@@ -532,6 +432,7 @@ export class MemoryTable extends Construct {
         [ENVIRONMENT.jwtAudience]: commaJoined(audience),
         [ENVIRONMENT.apiKeyCacheSeconds]: apiKeyCacheSeconds,
       },
+      release,
       tags: functionTags,
     });
     this.httpApi = new HttpApi(this, "http_api", {
@@ -552,8 +453,19 @@ export class MemoryTable extends Construct {
         create: enableApiKeys,
         functionName: this.requestAuthorizer.functionName,
         invokeArn: this.requestAuthorizer.invokeArn,
+        qualifier: this.requestAuthorizer.qualifier,
       },
     });
+    if (props.apiDomainName !== undefined && props.apiCertificateArn !== undefined) {
+      this.apiDomain = new ApiDomain(this, "api", {
+        domainName: props.apiDomainName,
+        certificateArn: props.apiCertificateArn,
+        region,
+        apiId: this.httpApi.api.id,
+        stageId: this.httpApi.stage.id,
+        tags: tags(props.apiTags),
+      });
+    }
     this.repository = new Repository(this, "repository", {
       name,
       create: props.createEcrRepository ?? false,
@@ -580,314 +492,5 @@ export class MemoryTable extends Construct {
       tableName: table.name,
       tags: tags(props.alarmTags),
     });
-  }
-}
-
-/** Whether the alias gets provisioned concurrency (1 or more), known now or at plan. */
-function provisionedConcurrency(props: MemoryTableProps): Flag {
-  const concurrency =
-    props.provisionedConcurrentExecutions ?? DEFAULTS.provisionedConcurrentExecutions;
-  return isLiteral(concurrency) ? concurrency > 0 : Op.gte(concurrency, 1);
-}
-
-/** What the duration and concurrency alarms compare with, by function id. */
-function functionLimits(props: MemoryTableProps): Record<string, FunctionLimits> {
-  return {
-    function: {
-      timeout: props.timeout ?? DEFAULTS.timeout,
-      reservedConcurrentExecutions:
-        props.reservedConcurrentExecutions ?? DEFAULTS.reservedConcurrentExecutions,
-    },
-    worker_function: {
-      timeout: props.workerTimeout ?? DEFAULTS.workerTimeout,
-      reservedConcurrentExecutions:
-        props.workerReservedConcurrentExecutions ?? DEFAULTS.workerReservedConcurrentExecutions,
-    },
-    stream_function: {
-      timeout: props.streamTimeout ?? DEFAULTS.streamTimeout,
-      reservedConcurrentExecutions:
-        props.streamReservedConcurrentExecutions ?? DEFAULTS.streamReservedConcurrentExecutions,
-    },
-    cleaner_function: {
-      timeout: props.cleanerTimeout ?? DEFAULTS.cleanerTimeout,
-      reservedConcurrentExecutions:
-        props.cleanerReservedConcurrentExecutions ?? DEFAULTS.cleanerReservedConcurrentExecutions,
-    },
-  };
-}
-
-function alarmThresholds(given: Partial<AlarmThresholds> | undefined): AlarmThresholds {
-  return Object.fromEntries(
-    Object.entries(ALARM_THRESHOLDS).map(([key, spec]) => [
-      key,
-      given?.[key as keyof AlarmThresholds] ?? spec.default,
-    ]),
-  ) as AlarmThresholds;
-}
-
-function numberAsString(value: number): string {
-  return isLiteral(value) ? String(value) : Token.asString(value);
-}
-
-/** The list as one comma-separated string ("" for none, which the runtime reads as unset). */
-function commaJoined(values: string[]): string {
-  return isLiteral(values) ? values.join(",") : Fn.join(",", values);
-}
-
-/** Rejects literal props that the HCL module's variable validations would reject too. */
-function assertProps(props: MemoryTableProps): void {
-  assertName(props.name);
-  assertImageUri(props.imageUri);
-  if (props.timeout !== undefined) assertTimeout(props.timeout);
-  assertWorker(props);
-  if (props.logRetentionInDays !== undefined) assertLogRetention(props.logRetentionInDays);
-  if (props.environment !== undefined) assertEnvironment(props.environment);
-  assertSecrets(props.secrets, props.environment, props.secretsKmsKeyArns);
-  assertGraphPolicyStatements(props.graphPolicyStatements);
-  assertGraphPolicyArns(props.graphPolicyArns);
-  if (props.corsAllowOrigins !== undefined) assertCorsOrigins(props.corsAllowOrigins);
-  assertStream(props);
-  assertKey(props);
-  assertIssuer(props);
-  assertVersions(props);
-  assertAlarms(props);
-  assertVpc(props.vpcSubnetIds, props.vpcSecurityGroupIds);
-}
-
-/**
- * Every function's VPC attachment and its roles' network-interface permissions, when subnets are given (a
- * literal empty list: none at all; a Terraform list: `count` and a dynamic block decide at plan).
- */
-function functionVpc(
-  props: MemoryTableProps,
-  context: Pick<Context, "partition" | "region" | "accountId">,
-): { config: FunctionVpc; access: VpcAccess } | undefined {
-  const subnetIds = props.vpcSubnetIds ?? [];
-  const securityGroupIds = props.vpcSecurityGroupIds ?? [];
-  if (isLiteral(subnetIds) && subnetIds.length === 0) return undefined;
-  const ec2 = `arn:${context.partition}:ec2:${context.region}`;
-  // Any owner: the subnets of a shared VPC belong to the account that shares it.
-  const arns = (kind: string, ids: string[]) =>
-    isLiteral(ids)
-      ? ids.map((id) => `${ec2}:*:${kind}/${id}`)
-      : Token.asList(
-          Fn.formatlist(`arn:%s:ec2:%s:*:${kind}/%s`, [context.partition, context.region, ids]),
-        );
-  return {
-    config: { subnetIds, securityGroupIds },
-    access: {
-      enabled: isLiteral(subnetIds) ? true : Op.gte(Fn.lengthOf(subnetIds), 1),
-      // One token (format), so that `concat` may take it.
-      networkInterfaceArn: Token.asString(
-        Fn.format("arn:%s:ec2:%s:%s:network-interface/*", [
-          context.partition,
-          context.region,
-          context.accountId,
-        ]),
-      ),
-      subnetArns: arns("subnet", subnetIds),
-      securityGroupArns: arns("security-group", securityGroupIds),
-    },
-  };
-}
-
-function assertWorker(props: MemoryTableProps): void {
-  assertWholeNumber("worker_timeout", props.workerTimeout, WORKER_TIMEOUT_SECONDS, " seconds");
-  assertWholeNumber("worker_memory_size", props.workerMemorySize, MEMORY_SIZE_MB, " MB");
-  assertWholeNumber(
-    "worker_reserved_concurrent_executions",
-    props.workerReservedConcurrentExecutions,
-    { min: 1 },
-  );
-  assertWholeNumber(
-    "worker_maximum_retry_attempts",
-    props.workerMaximumRetryAttempts,
-    ASYNC_RETRY_ATTEMPTS,
-  );
-  assertWholeNumber(
-    "worker_maximum_event_age_in_seconds",
-    props.workerMaximumEventAgeInSeconds,
-    ASYNC_EVENT_AGE_SECONDS,
-    " seconds",
-  );
-  assertWholeNumber("max_run_legs", props.maxRunLegs, MAX_RUN_LEGS);
-  assertWholeNumber("api_key_cache_seconds", props.apiKeyCacheSeconds, API_KEY_CACHE_SECONDS);
-  assertRecoverySweepSchedule(props.recoverySweepSchedule);
-  assertWebhookHosts(props.webhookAllowedHosts);
-}
-
-function assertStream(props: MemoryTableProps): void {
-  assertWholeNumber("stream_timeout", props.streamTimeout, STREAM_TIMEOUT_SECONDS, " seconds");
-  assertWholeNumber("stream_memory_size", props.streamMemorySize, MEMORY_SIZE_MB, " MB");
-  assertWholeNumber(
-    "stream_reserved_concurrent_executions",
-    props.streamReservedConcurrentExecutions,
-    { min: 1 },
-  );
-  if (props.streamCorsAllowOrigins !== undefined) {
-    assertCorsOrigins(props.streamCorsAllowOrigins, "stream_cors_allow_origins");
-  }
-}
-
-function assertKey(props: MemoryTableProps): void {
-  if (props.createKmsKey === false && props.kmsKeyArn === undefined) {
-    throw new InvalidConfigurationError(
-      "kms_key_arn",
-      "expected a key ARN when create_kms_key is false, got none",
-    );
-  }
-  if ((props.createKmsKey ?? true) === true && props.kmsKeyArn !== undefined) {
-    throw new InvalidConfigurationError(
-      "kms_key_arn",
-      `expected none when the module creates the key (create_kms_key = true), got ${JSON.stringify(props.kmsKeyArn)}`,
-    );
-  }
-}
-
-function assertIssuer(props: MemoryTableProps): void {
-  if ((props.createCognitoUserPool ?? props.jwtIssuer === undefined) === true) {
-    if (props.jwtIssuer !== undefined) {
-      throw new InvalidConfigurationError(
-        "jwt_issuer",
-        `expected none with the created user pool (create_cognito_user_pool = true), got ${JSON.stringify(props.jwtIssuer)}`,
-      );
-    }
-    if ((props.jwtAudience ?? []).length > 0) {
-      throw new InvalidConfigurationError(
-        "jwt_audience",
-        `expected none without an external jwt_issuer, got ${JSON.stringify(props.jwtAudience)}`,
-      );
-    }
-  }
-  const external: Flag | undefined = props.createCognitoUserPool;
-  if ((external === false || props.jwtIssuer !== undefined) && isLiteral(props.jwtIssuer ?? "x")) {
-    if (props.jwtIssuer === undefined || !/^https:\/\//.test(props.jwtIssuer)) {
-      throw new InvalidConfigurationError(
-        "jwt_issuer",
-        `expected an https:// issuer URL, got ${JSON.stringify(props.jwtIssuer)}`,
-      );
-    }
-    if ((props.jwtAudience ?? []).length === 0) {
-      throw new InvalidConfigurationError(
-        "jwt_audience",
-        "expected at least one audience with jwt_issuer, got none",
-      );
-    }
-  }
-  // The stream function reads them comma-separated (JWT_AUDIENCE).
-  const audiences = props.jwtAudience;
-  if (audiences !== undefined && isLiteral(audiences)) {
-    const joined = audiences.find((audience) => isLiteral(audience) && audience.includes(","));
-    if (joined !== undefined) {
-      throw new InvalidConfigurationError(
-        "jwt_audience",
-        `expected audiences without commas, got ${JSON.stringify(joined)}`,
-      );
-    }
-  }
-}
-
-function assertVersions(props: MemoryTableProps): void {
-  const concurrency = props.provisionedConcurrentExecutions;
-  if (concurrency !== undefined && isLiteral(concurrency)) {
-    if (!Number.isInteger(concurrency) || concurrency < 0) {
-      throw new InvalidConfigurationError(
-        "provisioned_concurrent_executions",
-        `expected a whole number, 0 or more, got ${concurrency}`,
-      );
-    }
-    if (concurrency > 0 && props.publish === false) {
-      throw new InvalidConfigurationError(
-        "provisioned_concurrent_executions",
-        `expected 0 without publish (provisioned concurrency needs a published version), got ${concurrency}`,
-      );
-    }
-    const reserved = props.reservedConcurrentExecutions ?? DEFAULTS.reservedConcurrentExecutions;
-    if (isLiteral(reserved) && concurrency > reserved) {
-      throw new InvalidConfigurationError(
-        "provisioned_concurrent_executions",
-        `expected at most reserved_concurrent_executions (${reserved}), got ${concurrency}`,
-      );
-    }
-  }
-  assertCanary(props);
-  const alias = props.aliasName;
-  if (alias !== undefined && isLiteral(alias) && !new RegExp(ALIAS_NAME_PATTERN).test(alias)) {
-    throw new InvalidConfigurationError(
-      "alias_name",
-      `expected a letter, then up to 127 letters, digits, - or _, got ${JSON.stringify(alias)}`,
-    );
-  }
-}
-
-/** A canary needs the version it keeps (`stableVersion`), and both need published versions. */
-function assertCanary(props: MemoryTableProps): void {
-  assertWholeNumber("canary_weight", props.canaryWeight, CANARY_WEIGHT_PERCENT, " percent");
-  const stable = props.stableVersion;
-  if (
-    stable !== undefined &&
-    isLiteral(stable) &&
-    !new RegExp(VERSION_NUMBER_PATTERN).test(stable)
-  ) {
-    throw new InvalidConfigurationError(
-      "stable_version",
-      `expected a published version number like "7", got ${JSON.stringify(stable)}`,
-    );
-  }
-  const weight = props.canaryWeight;
-  if (weight !== undefined && isLiteral(weight) && weight > 0 && stable === undefined) {
-    throw new InvalidConfigurationError(
-      "canary_weight",
-      `expected 0 without stable_version (the version the alias keeps while ${weight}% go to the latest), got ${weight}`,
-    );
-  }
-  if ((props.publish ?? DEFAULTS.publish) === false && stable !== undefined) {
-    throw new InvalidConfigurationError(
-      "stable_version",
-      `expected none without publish (only an alias keeps a version), got ${JSON.stringify(stable)}`,
-    );
-  }
-}
-
-function assertAlarms(props: MemoryTableProps): void {
-  const topic = props.alarmSnsTopicArn;
-  if (topic !== undefined && isLiteral(topic) && !new RegExp(SNS_TOPIC_ARN_PATTERN).test(topic)) {
-    throw new InvalidConfigurationError(
-      "alarm_sns_topic_arn",
-      `expected a standard SNS topic ARN, got ${JSON.stringify(topic)}`,
-    );
-  }
-  if (props.createAlarmTopic === true && topic !== undefined) {
-    throw new InvalidConfigurationError(
-      "alarm_sns_topic_arn",
-      `expected none with create_alarm_topic (the alarms notify the created topic), got ${JSON.stringify(topic)}`,
-    );
-  }
-  if (props.createAlarms === true && props.createAlarmTopic !== true && topic === undefined) {
-    throw new InvalidConfigurationError(
-      "create_alarms",
-      "expected an alarm topic with it (create_alarm_topic = true, or alarm_sns_topic_arn): alarms without actions notify nobody, got none",
-    );
-  }
-  const alarmsOff = props.createAlarms === undefined || props.createAlarms === false;
-  if (alarmsOff && (props.createAlarmTopic === true || topic !== undefined)) {
-    throw new InvalidConfigurationError(
-      "create_alarms",
-      "expected true with an alarm topic (create_alarm_topic or alarm_sns_topic_arn), got false",
-    );
-  }
-  for (const [key, value] of Object.entries(props.alarmThresholds ?? {})) {
-    if (!(key in ALARM_THRESHOLDS)) {
-      throw new InvalidConfigurationError(
-        "alarm_thresholds",
-        `expected keys among ${Object.keys(ALARM_THRESHOLDS).join(", ")}, got ${JSON.stringify(key)}`,
-      );
-    }
-    if (isLiteral(value) && !(typeof value === "number" && value >= 0)) {
-      throw new InvalidConfigurationError(
-        "alarm_thresholds",
-        `expected ${key} to be a number, 0 or more, got ${JSON.stringify(value)}`,
-      );
-    }
   }
 }

@@ -50,6 +50,11 @@ export interface MemoryTableProps {
    * `rate(...)` or `cron(...)` expression (default `rate(1 minute)`); `null` or `""` creates no schedule.
    */
   readonly recoverySweepSchedule?: string | null;
+  /**
+   * Fire crons (default true): they live in the table and the worker fires the due ones on every recovery sweep,
+   * so this needs `recoverySweepSchedule`; false sets CRONS_ENABLED=false on the functions that run graphs.
+   */
+  readonly createCrons?: Flag;
   /** Most legs (each at most `workerTimeout`) of one background run, 1 to 999 (default 8). */
   readonly maxRunLegs?: number;
   /**
@@ -118,6 +123,12 @@ export interface MemoryTableProps {
   readonly tableStreamArn?: string;
   /** The existing table's customer-managed key (none: an AWS owned or AWS managed key). */
   readonly tableKmsKeyArn?: string;
+  /**
+   * A custom domain for the HTTP API (with `apiCertificateArn`, an ACM certificate in the API's region): a
+   * regional domain name with TLS 1.2, mapped to the `$default` stage. Point your DNS at its target.
+   */
+  readonly apiDomainName?: string;
+  readonly apiCertificateArn?: string;
   /** Table and user pool deletion protection (default true). */
   readonly deletionProtection?: Flag;
   /** Create a Cognito user pool and app client (default: when no `jwtIssuer` is given). */
@@ -220,6 +231,8 @@ export const DEFAULTS = {
   workerMaximumEventAgeInSeconds: 3600,
   // A stalled run is taken over within about a minute of its lease expiring, for about 44,000 invocations a month.
   recoverySweepSchedule: "rate(1 minute)",
+  // Crons are part of the API (client.crons), fired by the sweep above at its precision.
+  createCrons: true,
   maxRunLegs: DEFAULT_MAX_RUN_LEGS,
   // Streaming is how every LangGraph client talks to a server (useStream, Agent Chat UI, runs.stream).
   createStreamFunction: true,

@@ -1,5 +1,5 @@
 import { Construct } from "constructs";
-import { Fn, Token } from "../cdktf";
+import { Fn, Op, Token } from "../cdktf";
 import { IamRole } from "@cdktf/provider-aws/lib/iam-role";
 import { IamRolePolicy } from "@cdktf/provider-aws/lib/iam-role-policy";
 import type { ITerraformDependable } from "../cdktf";
@@ -15,6 +15,7 @@ import {
   vpcAccessPolicy,
   type VpcAccessResources,
 } from "./policies";
+import { isLiteral } from "./rules";
 
 export interface RoleProps {
   roleName: string;
@@ -165,4 +166,23 @@ function graphRoleArns(roles: { role: FunctionRole }[]): string[] {
   const arns = roles.map(({ role }) => role.roleArn);
   if (roles.every(({ role }) => role.create === true)) return arns;
   return Token.asList(Fn.compact(arns));
+}
+
+/**
+ * Every role's access to an existing table's own key (`tableKmsKeyArn`), through DynamoDB only: none without
+ * one; a reference decides at plan.
+ */
+export function tableKeyAccess(
+  tableKmsKeyArn: string | undefined,
+  region: string,
+): RoleProps["tableKey"] {
+  if (tableKmsKeyArn === undefined) return undefined;
+  return {
+    arn: tableKmsKeyArn,
+    enabled: isLiteral(tableKmsKeyArn)
+      ? true
+      : // `compact` drops null ("" would render as undefined: CDKTF drops a literal "" operand).
+        Op.gte(Fn.lengthOf(Token.asList(Fn.compact([tableKmsKeyArn]))), 1),
+    region,
+  };
 }

@@ -1,4 +1,5 @@
 import { Token } from "../cdktf";
+import { CRONS_ENABLED } from "./crons";
 import { InvalidConfigurationError } from "../../src/shared/errors";
 import { ENVIRONMENT } from "../../src/runtime/environment";
 
@@ -23,6 +24,12 @@ export const MAX_API_TIMEOUT_SECONDS = 29;
  * more of its time starting and handing over than running the graph.
  */
 export const WORKER_TIMEOUT_SECONDS = { min: 60, max: 900 } as const;
+/**
+ * The end of a worker invocation a leg keeps free to record how it ended and hand over: WORKER_MARGIN_MS of
+ * src/runtime/worker.ts, which the runtime does not export yet (the module's one copy of it; a test checks the
+ * runtime's copy against it).
+ */
+export const WORKER_END_MARGIN_SECONDS = 10;
 
 /**
  * The stream function's timeout, in seconds: a stream lasts as long as its run, up to Lambda's longest. Under
@@ -102,7 +109,10 @@ export const ENVIRONMENT_NAME_PATTERN = "^[A-Za-z][A-Za-z0-9_]*$";
  * module sets (a secret must not shadow TABLE_NAME).
  */
 export const RESERVED_NAME_PATTERN = "^(AWS_|LAMBDA_|_)";
-export const MODULE_ENVIRONMENT_NAMES: readonly string[] = Object.values(ENVIRONMENT);
+export const MODULE_ENVIRONMENT_NAMES: readonly string[] = [
+  ...Object.values(ENVIRONMENT),
+  CRONS_ENABLED,
+];
 
 /**
  * Names `environment` may not set: who may call the stream function comes from the authorizer's issuer and

@@ -77,3 +77,17 @@ export class Table extends Construct {
     this.streamArn = attribute("stream_arn", "stream_arn", existing.streamArn);
   }
 }
+
+/** The existing table of the props (`tableName`, `tableArn`, `tableStreamArn`), if one is given. */
+export function existingTable(props: {
+  tableName?: string;
+  tableArn?: string;
+  tableStreamArn?: string;
+}): ExistingTable | undefined {
+  if (props.tableName === undefined) return undefined;
+  return {
+    tableName: props.tableName,
+    tableArn: props.tableArn ?? "",
+    streamArn: props.tableStreamArn ?? "",
+  };
+}

@@ -25,6 +25,7 @@ import { RunMetrics } from "../../src/runtime/observability";
 import { readRuntimeConfig } from "../../src/runtime/config";
 import { RUN_OUTCOME_FIELDS } from "../../modules/construct/alarms";
 import { STREAM_HANDLER } from "../../modules/construct/stream";
+import { CRONS_ENABLED } from "../../modules/construct/crons";
 import { RECOVERY_SWEEP_KIND } from "../../src/shared/worker-events";
 
 /** The message a construct throws, or "" when it builds. */
@@ -168,6 +169,8 @@ describe("MemoryTable construct (synth)", () => {
       [ENVIRONMENT.maxRunLegs]: "8",
       // Empty: no webhook host allowed (the runtime reads an empty variable as unset).
       [ENVIRONMENT.webhookAllowedHosts]: "",
+      // Crons on: the worker fires them, the API and stream functions serve their routes.
+      [CRONS_ENABLED]: "true",
     };
     expect(variablesOf("agents")).toEqual({
       ...runtime,
@@ -499,7 +502,7 @@ describe("MemoryTable construct (synth)", () => {
     [
       // The stream function's issuer is the module's to set, from secrets neither.
       { secrets: { JWT_ISSUER: "arn:aws:ssm:eu-west-1:123456789012:parameter/x" } },
-      /^Invalid secrets: expected names that are neither Lambda's .* nor the module's own \(.*JWT_ISSUER, JWT_AUDIENCE, API_KEY_CACHE_SECONDS\)/,
+      /^Invalid secrets: expected names that are neither Lambda's .* nor the module's own \(.*JWT_ISSUER, JWT_AUDIENCE, API_KEY_CACHE_SECONDS, CRONS_ENABLED\)/,
     ],
     [
       { secrets: { AWS_SESSION_TOKEN: "arn:aws:ssm:eu-west-1:123456789012:parameter/x" } },
@@ -1219,7 +1222,9 @@ describe("MemoryTable construct: the background-run worker (synth)", () => {
       );
     }
     for (const schedule of [null, ""]) {
-      const synthesized = synthesize(build({ recoverySweepSchedule: schedule }).stack);
+      const synthesized = synthesize(
+        build({ recoverySweepSchedule: schedule, createCrons: false }).stack,
+      );
       const sweep = [
         ...resourcesOf(synthesized, "aws_cloudwatch_event_rule"),
         ...resourcesOf(synthesized, "aws_cloudwatch_event_target"),
@@ -1232,6 +1237,102 @@ describe("MemoryTable construct: the background-run worker (synth)", () => {
       for (const [id, config] of sweep) {
         expect({ schedule, id, count: config.count }).toEqual({ schedule, id, count: 0 });
       }
+    }
+  });
+
+  it("fires crons by default, and with createCrons false tells the functions that run graphs so (CRONS_ENABLED)", () => {
+    const graphFunctions = (synthesized: ReturnType<typeof synthesize>) =>
+      resourcesOf(synthesized, "aws_lambda_function").filter(([, config]) =>
+        ([IMAGE_HANDLERS.api, IMAGE_HANDLERS.worker, STREAM_HANDLER] as string[]).includes(
+          (config.image_config as { command: string[] }).command[0]!,
+        ),
+      );
+    for (const [createCrons, value] of [
+      [undefined, "true"],
+      [true, "true"],
+      [false, "false"],
+    ] as const) {
+      const functions = graphFunctions(synthesize(build({ createCrons }).stack));
+      expect(functions).toHaveLength(3);
+      for (const [id, config] of functions) {
+        const variables = (config.environment as { variables: Record<string, string> }).variables;
+        expect({ createCrons, id, value: variables[CRONS_ENABLED] }).toEqual({
+          createCrons,
+          id,
+          value,
+        });
+      }
+    }
+    // The cleaner and the authorizer serve no cron route and fire none.
+    const others = resourcesOf(
+      synthesize(build({ enableApiKeys: true }).stack),
+      "aws_lambda_function",
+    ).filter(([, config]) =>
+      ([IMAGE_HANDLERS.cleaner, IMAGE_HANDLERS.authorizer] as string[]).includes(
+        (config.image_config as { command: string[] }).command[0]!,
+      ),
+    );
+    expect(others).toHaveLength(2);
+    for (const [, config] of others) {
+      expect((config.environment as { variables: object }).variables).not.toHaveProperty(
+        CRONS_ENABLED,
+      );
+    }
+  });
+
+  it("refuses crons without the sweep that fires them, and allows no sweep without crons", () => {
+    for (const schedule of [null, ""]) {
+      expect(errorOf(() => build({ recoverySweepSchedule: schedule }))).toBe(
+        `Invalid recovery_sweep_schedule: expected a schedule with create_crons = true (the recovery sweep fires the due crons: without it no cron would ever fire), or create_crons = false, got ${JSON.stringify(schedule)}`,
+      );
+      expect(errorOf(() => build({ recoverySweepSchedule: schedule, createCrons: false }))).toBe(
+        "",
+      );
+    }
+  });
+
+  it("gives the API a regional TLS 1.2 custom domain mapped to its stage only when both domain and certificate are given", () => {
+    const certificate =
+      "arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d";
+    expect(resourcesOf(synthesize(build().stack), "aws_apigatewayv2_domain_name")).toEqual([]);
+    const synthesized = synthesize(
+      build({ apiDomainName: "agents.example.com", apiCertificateArn: certificate }).stack,
+    );
+    const [domainName, domain] = onlyResource(synthesized, "aws_apigatewayv2_domain_name");
+    expect(domain).toMatchObject({
+      domain_name: "agents.example.com",
+      domain_name_configuration: {
+        certificate_arn: certificate,
+        endpoint_type: "REGIONAL",
+        security_policy: "TLS_1_2",
+      },
+    });
+    const [, mapping] = onlyResource(synthesized, "aws_apigatewayv2_api_mapping");
+    expect(mapping.domain_name).toBe(`\${one(aws_apigatewayv2_domain_name.${domainName}[*].id)}`);
+    expect(String(mapping.stage)).toMatch(/aws_apigatewayv2_stage\./);
+    expect(mapping.api_mapping_key).toBeUndefined();
+    for (const [props, error] of [
+      [
+        { apiDomainName: "agents.example.com" },
+        /^Invalid api_certificate_arn: expected api_domain_name and api_certificate_arn together .*got only api_domain_name$/,
+      ],
+      [
+        { apiCertificateArn: certificate },
+        /^Invalid api_certificate_arn: expected api_domain_name and api_certificate_arn together .*got only api_certificate_arn$/,
+      ],
+      [
+        { apiDomainName: "https://agents.example.com", apiCertificateArn: certificate },
+        /^Invalid api_domain_name: expected a lowercase domain name/,
+      ],
+      [
+        {
+          apiDomainName: "agents.example.com",
+          apiCertificateArn: "arn:aws:iam::123456789012:server-certificate/x",
+        },
+        /^Invalid api_certificate_arn: expected an ACM certificate ARN/,
+      ],
+    ] as const) {
+      expect(errorOf(() => build(props))).toMatch(error);
     }
   });
 

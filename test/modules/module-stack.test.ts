@@ -16,6 +16,8 @@ import { synthesize, synthesizeWithoutToggles } from "./support/synthesized";
 /** Every address but the routes (one per entry of ROUTES). Changing one needs a `moved` block for consumers. */
 const STABLE_ADDRESSES = [
   "aws_apigatewayv2_api.http_api",
+  "aws_apigatewayv2_api_mapping.api_mapping",
+  "aws_apigatewayv2_domain_name.api_domain_name",
   "aws_apigatewayv2_authorizer.http_api_authorizer",
   "aws_apigatewayv2_authorizer.http_api_lambda_authorizer",
   "aws_apigatewayv2_integration.http_api_integration",
@@ -77,6 +79,7 @@ const STABLE_ADDRESSES = [
   "aws_lambda_alias.worker_alias",
   "aws_lambda_alias.cleaner_alias",
   "aws_lambda_alias.stream_alias",
+  "aws_lambda_alias.request_authorizer_alias",
   "aws_lambda_function.function_external_image",
   "aws_lambda_function.worker_function_external_image",
   "aws_lambda_function.cleaner_function_external_image",

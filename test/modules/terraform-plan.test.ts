@@ -4,6 +4,7 @@ import { ENVIRONMENT, IMAGE_HANDLERS } from "../../src/runtime/environment";
 import { STREAM_HANDLER } from "../../modules/construct/stream";
 import { RECOVERY_SWEEP_KIND } from "../../src/shared/worker-events";
 import { MODULE_VERSION } from "../../modules/version";
+import { CRONS_ENABLED } from "../../modules/construct/crons";
 
 const CONSUMER = "test/modules/fixtures/consumer";
 
@@ -227,6 +228,8 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
         [ENVIRONMENT.deadlineMarginMs]: "3000",
         [ENVIRONMENT.maxRunLegs]: "8",
         [ENVIRONMENT.webhookAllowedHosts]: "",
+        // billing turns crons off.
+        [CRONS_ENABLED]: "false",
         GRAPH_MODULE: "graphs/booking.js",
         MAX_TOKENS: "4096",
       };
@@ -377,6 +380,26 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     expect(
       inModule("billing", "aws_lambda_permission").map((change) => change.change.after.principal),
     ).toEqual(["apigateway.amazonaws.com"]);
+  });
+
+  it("gives the support API its custom domain, with a certificate of the same apply, and billing none", () => {
+    const domain = one("support", "aws_apigatewayv2_domain_name");
+    expect(domain.change.after).toMatchObject({
+      domain_name: "support-agents.example.com",
+      domain_name_configuration: [{ endpoint_type: "REGIONAL", security_policy: "TLS_1_2" }],
+      tags: { team: "support" },
+    });
+    // The certificate is requested in the same apply: known only then, and the module still plans.
+    expect(
+      (domain.change.after_unknown.domain_name_configuration as { certificate_arn?: boolean }[])[0]
+        ?.certificate_arn,
+    ).toBe(true);
+    const mapping = one("support", "aws_apigatewayv2_api_mapping");
+    expect(mapping.change.after.api_mapping_key ?? null).toBeNull();
+    expect(mapping.change.after_unknown).toMatchObject({ api_id: true, domain_name: true });
+    for (const type of ["aws_apigatewayv2_domain_name", "aws_apigatewayv2_api_mapping"]) {
+      expect({ type, planned: inModule("billing", type).length }).toEqual({ type, planned: 0 });
+    }
   });
 
   it("creates a user pool for the default instance and trusts the external issuer of the other", () => {

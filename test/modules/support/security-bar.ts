@@ -51,6 +51,7 @@ export const COMPUTED_POLICIES = ["graph-statements", "graph-secrets"];
 /** The resource types of the module that AWS lets carry tags (the provider schema's `tags` argument). */
 export const TAGGABLE_TYPES = [
   "aws_apigatewayv2_api",
+  "aws_apigatewayv2_domain_name",
   "aws_apigatewayv2_stage",
   "aws_cloudwatch_event_rule",
   "aws_cloudwatch_log_group",
@@ -153,9 +154,11 @@ function releaseOf(synthesized: Synthesized, functionName: string) {
     qualifiers: [
       undefined,
       aliasRef("name"),
-      ...["var.publish", "(var.create_stream_function && var.publish)"].map(
-        (published) => `\${${published} ? ${aliasRef("name")?.slice(2, -1)} : null}`,
-      ),
+      ...[
+        "var.publish",
+        "(var.create_stream_function && var.publish)",
+        "(var.enable_api_keys && var.publish)",
+      ].map((published) => `\${${published} ? ${aliasRef("name")?.slice(2, -1)} : null}`),
     ],
     /** What an event source mapping or a schedule invokes: the function's ARN, or its alias's. */
     arns: [
@@ -633,6 +636,27 @@ export function expectSecurityBar(synthesized: Synthesized): void {
     source_arn: `${ref("aws_apigatewayv2_api", apiName, "execution_arn")}/authorizers/*`,
     count: authorizerFunction.count,
   });
+  // Released as every function: with an alias, API Gateway invokes the alias (permission and authorizer_uri).
+  const authorizerRelease = releaseOf(synthesized, authorizerFunctionName);
+  expect(authorizerRelease.qualifiers).toContain(authorizerPermission.qualifier);
+  if (authorizerRelease.alias !== undefined) expect(authorizerPermission.qualifier).toBeDefined();
+  const authorizerInvokeArn = refTo(
+    synthesized,
+    "aws_lambda_function",
+    authorizerFunctionName,
+    "invoke_arn",
+  );
+  const authorizerAliasInvokeArn =
+    authorizerRelease.alias === undefined
+      ? undefined
+      : refTo(synthesized, "aws_lambda_alias", authorizerRelease.alias[0], "invoke_arn");
+  const authorizerUris =
+    authorizerAliasInvokeArn === undefined
+      ? [authorizerInvokeArn]
+      : [
+          authorizerAliasInvokeArn,
+          `\${(var.enable_api_keys && var.publish) ? ${authorizerAliasInvokeArn.slice(2, -1)} : ${authorizerInvokeArn.slice(2, -1)}}`,
+        ];
   expect(permission).toMatchObject({
     action: "lambda:InvokeFunction",
     principal: "apigateway.amazonaws.com",
@@ -679,9 +703,9 @@ export function expectSecurityBar(synthesized: Synthesized): void {
     authorizer_payload_format_version: "2.0",
     enable_simple_responses: true,
     authorizer_result_ttl_in_seconds: 0,
-    authorizer_uri: refTo(synthesized, "aws_lambda_function", authorizerFunctionName, "invoke_arn"),
     count: authorizerFunction.count,
   });
+  expect(authorizerUris).toContain(lambdaAuthorizer.authorizer_uri);
   expect(lambdaAuthorizer.identity_sources).toBeUndefined();
   const jwtId = ref("aws_apigatewayv2_authorizer", authorizerName, "id");
   const lambdaId = refTo(synthesized, "aws_apigatewayv2_authorizer", lambdaAuthorizerName, "id");
@@ -785,6 +809,14 @@ export function expectSecurityBar(synthesized: Synthesized): void {
   }
 
   // Every taggable resource is tagged.
+  // A custom domain (if any): regional, TLS 1.2 at least.
+  for (const [, domain] of resourcesOf(synthesized, "aws_apigatewayv2_domain_name")) {
+    expect(domain.domain_name_configuration).toMatchObject({
+      endpoint_type: "REGIONAL",
+      security_policy: "TLS_1_2",
+    });
+  }
+
   for (const type of TAGGABLE_TYPES) {
     for (const [name, resource] of resourcesOf(synthesized, type)) {
       expect({ resource: `${type}.${name}`, tagged: resource.tags !== undefined }).toEqual({
