@@ -286,8 +286,8 @@ function backgroundRuns(): string[] {
     `(default \`true\`) is therefore a setting of the functions, not a resource: it sets \`${CRONS_ENABLED}\` (\`"true"\` or`,
     '`"false"`) on the functions that run graphs (the API, worker and stream functions), and nothing else in the',
     'plan changes. With crons on, `recovery_sweep_schedule` may not be `null` or `""` (no cron would ever fire);',
-    "with `create_crons = false` it may, and then no EventBridge rule is created at all. The bundled runtime does",
-    "not read the variable yet, so crons still fire on every sweep: see docs/terraform-module.md, Crons.",
+    "with `create_crons = false` it may, and then no EventBridge rule is created at all. With crons off, no cron",
+    "fires and the API refuses to create or enable one (400): see docs/terraform-module.md, Crons.",
     "",
   ];
 }

@@ -1,5 +1,6 @@
 import { Fn, Token } from "../cdktf";
 import { InvalidConfigurationError } from "../../src/shared/errors";
+import { ENVIRONMENT } from "../../src/runtime/environment";
 import type { Flag } from "./expressions";
 
 /**
@@ -7,11 +8,10 @@ import type { Flag } from "./expressions";
  *
  * Crons need no AWS resource of their own: they live in the table, and the worker fires the due ones on every
  * recovery sweep (the EventBridge rule of `recovery_sweep_schedule`, every minute by default). So the module's
- * `create_crons` switch is this variable. The runtime (src/runtime) does not read it yet: until it does, the name
- * lives here, and it moves to src/runtime/environment.ts's ENVIRONMENT when the runtime reads it (the worker
- * skipping `fireDueCrons`, the cron routes refusing to create crons that would never fire).
+ * `create_crons` switch is this variable: with `"false"` the worker fires none and the API refuses to create or
+ * enable one.
  */
-export const CRONS_ENABLED = "CRONS_ENABLED";
+export const CRONS_ENABLED = ENVIRONMENT.cronsEnabled;
 
 /** `"true"`/`"false"` for the switch, known now or at plan. */
 export function cronsEnabledValue(createCrons: Flag): string {

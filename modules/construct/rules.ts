@@ -1,5 +1,4 @@
 import { Token } from "../cdktf";
-import { CRONS_ENABLED } from "./crons";
 import { InvalidConfigurationError } from "../../src/shared/errors";
 import { ENVIRONMENT } from "../../src/runtime/environment";
 
@@ -109,10 +108,7 @@ export const ENVIRONMENT_NAME_PATTERN = "^[A-Za-z][A-Za-z0-9_]*$";
  * module sets (a secret must not shadow TABLE_NAME).
  */
 export const RESERVED_NAME_PATTERN = "^(AWS_|LAMBDA_|_)";
-export const MODULE_ENVIRONMENT_NAMES: readonly string[] = [
-  ...Object.values(ENVIRONMENT),
-  CRONS_ENABLED,
-];
+export const MODULE_ENVIRONMENT_NAMES: readonly string[] = Object.values(ENVIRONMENT);
 
 /**
  * Names `environment` may not set: who may call the stream function comes from the authorizer's issuer and

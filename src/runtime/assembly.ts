@@ -87,6 +87,8 @@ export interface HandlerOptions {
   maxCronsPerTenant?: number;
   /** The clock due crons are fired by (default Date.now): a test moves it rather than wait for a minute. */
   cronClock?: () => number;
+  /** Fire due crons and accept new ones (default: CRONS_ENABLED, true when unset). */
+  cronsEnabled?: boolean;
   /** JWT claim carrying the tenant id (default `TENANT_CLAIM` or `custom:tenant_id`). */
   tenantClaim?: string;
   /**
@@ -144,6 +146,8 @@ export interface Runtime {
   webhooks: WebhookSender;
   /** The tenants' crons (none without a checkpointer). */
   crons: CronStore | undefined;
+  /** False: no cron fires and none can be created (existing ones stay readable and deletable). */
+  cronsEnabled: boolean;
   maxCronsPerTenant: number;
   cronClock: () => number;
   deadlineMarginMs: number;
@@ -230,6 +234,7 @@ export function assembleRuntime(options: HandlerOptions): Runtime {
     runs: manager,
     webhooks,
     crons: manager ? cronStore : undefined,
+    cronsEnabled: options.cronsEnabled ?? environment.cronsEnabled,
     maxCronsPerTenant: wholeNumber(
       "maxCronsPerTenant",
       options.maxCronsPerTenant,

@@ -46,6 +46,8 @@ export interface RuntimeConfig {
   jwt: { issuer: string; audiences: string[] } | undefined;
   /** API_KEY_CACHE_SECONDS: how long a container reuses an API key's verdict (default 60, 0 to 3600). */
   apiKeyCacheSeconds: number;
+  /** CRONS_ENABLED: due crons are fired and new ones accepted (default true). */
+  cronsEnabled: boolean;
   /** AUTH_POLICY: a ready-made LangGraph auth policy; undefined when unset. */
   authPolicy?: AuthPolicy;
   /**
@@ -85,6 +87,7 @@ export function readRuntimeConfig(env: Environment): RuntimeConfig {
     webhookSigningKey: readWebhookSigningKey(env),
     jwt: readJwt(env),
     apiKeyCacheSeconds: readApiKeyCacheSeconds(env),
+    cronsEnabled: readCronsEnabled(env),
     ...readAuthPolicy(env),
     langsmithTracing: TRACING_SWITCHES.some(
       (name) => optional(env, name)?.toLowerCase() === "true",
@@ -240,6 +243,16 @@ function readWebhookSigningKey(env: Environment): Buffer | undefined {
       (error as Error).message,
     );
   }
+}
+
+function readCronsEnabled(env: Environment): boolean {
+  const value = optional(env, ENVIRONMENT.cronsEnabled);
+  if (value === undefined || value === "true") return true;
+  if (value === "false") return false;
+  throw new InvalidConfigurationError(
+    ENVIRONMENT.cronsEnabled,
+    `expected true or false, got ${JSON.stringify(value)}`,
+  );
 }
 
 function readWorkerFunction(env: Environment): string | undefined {

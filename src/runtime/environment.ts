@@ -39,6 +39,11 @@ export const ENVIRONMENT = {
    * revocation may take to reach a warm container, against one GetItem per key per container per period.
    */
   apiKeyCacheSeconds: "API_KEY_CACHE_SECONDS",
+  /**
+   * `false` turns crons off (the module's `create_crons`): due crons are not fired and no cron can be created,
+   * since it would never fire; existing ones can still be listed, updated and deleted. Default `true`.
+   */
+  cronsEnabled: "CRONS_ENABLED",
 } as const;
 
 /**

@@ -147,6 +147,7 @@ export function createHandler(options: HandlerOptions): ApiHandler {
         runs: runtime.runs,
         webhooks: runtime.webhooks,
         crons: runtime.crons,
+        cronsEnabled: runtime.cronsEnabled,
         maxCronsPerTenant: runtime.maxCronsPerTenant,
         deadlineMarginMs: runtime.deadlineMarginMs,
         tenantId,

@@ -217,6 +217,15 @@ export class CheckpointerRequiredError extends RuntimeError {
   }
 }
 
+/** A cron to create or enable where the deployment fires none (CRONS_ENABLED=false): it would never run. */
+export class CronsDisabledError extends RuntimeError {
+  constructor() {
+    super(
+      "Crons are turned off in this deployment (CRONS_ENABLED=false): a cron created or enabled now would never fire",
+    );
+  }
+}
+
 /** The request arrived with less time before the Lambda deadline than the run's margin: nothing ran or changed. */
 export class RunBudgetExhaustedError extends RuntimeError {
   constructor(remainingMs: number, marginMs: number) {

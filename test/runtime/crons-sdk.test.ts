@@ -414,3 +414,66 @@ describe.each<Backend>(["memory", "dynamodb"])("crons (%s backend)", (backend) =
     expect(new Set(fires).size).toBe(fires.length);
   });
 });
+
+describe.each<Backend>(["memory", "dynamodb"])(
+  "crons turned off: CRONS_ENABLED=false, the module's create_crons = false (%s backend)",
+  (backend) => {
+    let on: TestServer;
+    let off: TestServer;
+    let store: CronStore;
+
+    beforeAll(async () => {
+      const options = await backendOptions(backend);
+      store =
+        backend === "memory"
+          ? new InMemoryCronStore()
+          : new CronItems(new TableClient(options.dynamodbClient!, options.tableName!));
+      // Two deployments of one table: crons were on when the cron was made, then turned off.
+      on = await startTestServer({ assistants: { chat: chatGraph }, ...options, cronStore: store });
+      off = await startTestServer({
+        assistants: { chat: chatGraph },
+        ...options,
+        cronStore: store,
+        cronsEnabled: false,
+      });
+    });
+
+    afterAll(async () => {
+      await on.close();
+      await off.close();
+    });
+
+    it("refuses to create or enable a cron (400, nothing stored), fires none, and still lists, updates and deletes", async () => {
+      const tenant = `tenant-crons-off-${backend}`;
+      const before = await (
+        await on.client(tenant)
+      ).crons.create("chat", {
+        schedule: "* * * * *",
+        input: { messages: [{ role: "human", content: "tick" }] },
+      });
+      const client = await off.client(tenant);
+      await expect(
+        client.crons.create("chat", { schedule: "* * * * *", input: {} }),
+      ).rejects.toThrow(/400.*Crons are turned off in this deployment \(CRONS_ENABLED=false\)/);
+      const thread = await client.threads.create();
+      await expect(
+        client.crons.createForThread(thread.thread_id, "chat", { schedule: "* * * * *" }),
+      ).rejects.toThrow(/400/);
+      expect(await client.crons.count()).toBe(1);
+
+      // Due now: the sweep of the deployment with crons off fires nothing.
+      const stored = (await store.get(tenant, before.cron_id))!;
+      expect(await off.handler.fireDueCrons(stored.nextRunAt + 1_000)).toEqual({
+        fired: 0,
+        failed: 0,
+      });
+      expect((await client.crons.search({ limit: 10 }))[0]!.cron_id).toBe(before.cron_id);
+      await expect(client.crons.update(before.cron_id, { enabled: true })).rejects.toThrow(/400/);
+      expect(await client.crons.update(before.cron_id, { enabled: false })).toMatchObject({
+        enabled: false,
+      });
+      await client.crons.delete(before.cron_id);
+      expect(await client.crons.count()).toBe(0);
+    });
+  },
+);

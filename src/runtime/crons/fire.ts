@@ -53,7 +53,7 @@ export async function fireDueCrons(
   now: number,
 ): Promise<CronSweepResult> {
   const result: CronSweepResult = { fired: 0, failed: 0 };
-  if (!runtime.crons || !runtime.runs) return result;
+  if (!runtime.crons || !runtime.runs || !runtime.cronsEnabled) return result;
   const due: CronRef[] = [];
   for await (const ref of runtime.crons.due(now)) due.push(ref);
   // A few fires at a time: ten thousand crons due at the top of an hour take seconds, not minutes.

@@ -4,6 +4,7 @@ import type { CronRecord, CronStore } from "../../shared/crons";
 import {
   CheckpointerRequiredError,
   CronNotFoundError,
+  CronsDisabledError,
   CronQuotaExceededError,
   InvalidRequestError,
 } from "../../shared/errors";
@@ -91,6 +92,7 @@ export const updateCron: RouteHandler = async (context) => {
   const crons = cronStore(context);
   const cronId = assertPathIdentifier("cron_id", context.params.cron_id);
   const changes = parseRequest(cronUpdateSchema, context.body);
+  if (changes.enabled === true && !context.cronsEnabled) throw new CronsDisabledError();
   for (let attempt = 1; ; attempt++) {
     const current = await crons.get(context.tenantId, cronId);
     if (!current) throw new CronNotFoundError(cronId);
@@ -134,6 +136,7 @@ export function cronJson(cron: CronRecord): Record<string, unknown> {
 
 async function newCron(context: RouteContext, threadId: string | undefined): Promise<CronRecord> {
   const crons = cronStore(context);
+  if (!context.cronsEnabled) throw new CronsDisabledError();
   const fields = parseRequest(cronCreateSchema, context.body);
   const schedule = assertSchedule(fields.schedule, fields.timezone);
   const now = Date.now();

@@ -36,6 +36,8 @@ export interface RouteContext {
   webhooks: WebhookSender;
   /** The tenants' crons; undefined for a handler without a checkpointer. */
   crons: CronStore | undefined;
+  /** False: the deployment fires no cron (CRONS_ENABLED=false), so none may be created or enabled. */
+  cronsEnabled: boolean;
   /** Crons one tenant may have at most. */
   maxCronsPerTenant: number;
   /** Time a run leaves free before the Lambda deadline. */

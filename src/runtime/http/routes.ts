@@ -27,6 +27,7 @@ import {
   StoreCapacityError,
   StoreSearchTooBroadError,
   StoreRequiredError,
+  CronsDisabledError,
   StoreValueTooLargeError,
   SystemAssistantError,
   ThreadBusyError,
@@ -168,6 +169,7 @@ export const ERROR_STATUSES: ReadonlyArray<readonly [ErrorClass, Record<ApiFace,
   // What the handler is configured without.
   [CheckpointerRequiredError, { simple: 400, server: 400 }],
   [StoreRequiredError, { simple: 400, server: 400 }],
+  [CronsDisabledError, { simple: 400, server: 400 }],
   // 408, not 5xx: the SDK re-sends 5xx at once, and a too-short function timeout would fail the same way.
   [RunBudgetExhaustedError, { simple: 408, server: 408 }],
   // 408: the SDK does not re-send it; the client joins again (the run goes on meanwhile).

@@ -19,6 +19,7 @@ describe("runtime configuration from the environment", () => {
         WEBHOOK_ALLOWED_HOSTS: "hooks.example.com, Ops.Example.org:8443",
         LANGSMITH_TRACING: "true",
         API_KEY_CACHE_SECONDS: "15",
+        CRONS_ENABLED: "false",
       }),
     ).toEqual({
       tableName: "memory-table.prod_1",
@@ -31,6 +32,7 @@ describe("runtime configuration from the environment", () => {
       maxRunLegs: 3,
       webhookAllowedHosts: ["hooks.example.com", "ops.example.org:8443"],
       apiKeyCacheSeconds: 15,
+      cronsEnabled: false,
       langsmithTracing: true,
     });
   });
@@ -47,6 +49,7 @@ describe("runtime configuration from the environment", () => {
       maxRunLegs: 8,
       webhookAllowedHosts: [],
       apiKeyCacheSeconds: 60,
+      cronsEnabled: true,
       langsmithTracing: false,
     });
   });
@@ -186,6 +189,19 @@ describe("runtime configuration from the environment", () => {
     [{ LANGSMITH_API_KEY: "lsv2-key" }, false],
   ])("reads LangSmith tracing from %j as %s", (env, on) => {
     expect(readRuntimeConfig(env).langsmithTracing).toBe(on);
+  });
+
+  it.each([
+    ["true", true],
+    ["false", false],
+  ])("reads CRONS_ENABLED=%s", (value, enabled) => {
+    expect(readRuntimeConfig({ CRONS_ENABLED: value }).cronsEnabled).toBe(enabled);
+  });
+
+  it.each(["no", "0", "FALSE"])("refuses CRONS_ENABLED=%s, naming what it accepts", (value) => {
+    expect(() => readRuntimeConfig({ CRONS_ENABLED: value })).toThrow(
+      `Invalid CRONS_ENABLED: expected true or false, got ${JSON.stringify(value)}`,
+    );
   });
 
   it("names the variable on the error", () => {
