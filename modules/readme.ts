@@ -165,8 +165,9 @@ function streaming(): string[] {
     "stream holding one for as long as it lasts; put CloudFront and AWS WAF in front for rate limits per client.",
     "CORS: the URL answers browsers of `cors_allow_origins` unless `stream_cors_allow_origins` is given (`[]`:",
     "none), never `*` and never with credentials; it allows the `authorization`, `content-type`,",
-    "`last-event-id` (a client that reconnects resumes after the last event it saw) and `x-api-key` headers (the",
-    "JWT as browser UIs such as Agent Chat UI send it, verified as the bearer token) and exposes",
+    "`last-event-id` (a client that reconnects resumes after the last event it saw), `mcp-protocol-version` (an MCP",
+    "client's, to `/mcp`) and `x-api-key` headers (the JWT as browser UIs such as Agent Chat UI send it, verified",
+    "as the bearer token) and exposes",
     "`content-location` (the run a stream belongs to).",
     "",
   ];

@@ -69,14 +69,34 @@ export interface LambdaAuthorizerTarget {
   qualifier?: string;
 }
 
-/** Headers browsers may send cross-origin: the SDK's bearer token, or an API key (what browser UIs send). */
-export const API_CORS_ALLOW_HEADERS = ["authorization", "content-type", "x-api-key"];
+/**
+ * Headers browsers may send cross-origin: the SDK's bearer token, or an API key (what browser UIs send), and the
+ * protocol version an MCP client sends to `/mcp` after `initialize`.
+ */
+export const API_CORS_ALLOW_HEADERS = [
+  "authorization",
+  "content-type",
+  "mcp-protocol-version",
+  "x-api-key",
+];
+
+/**
+ * Headers browsers may read: the run a created run is (`content-location`, the SDK's `onRunCreated`), where a
+ * created resource is, and the searches' pagination.
+ */
+export const API_CORS_EXPOSE_HEADERS = [
+  "content-location",
+  "location",
+  "x-pagination-next",
+  "x-pagination-total",
+];
 
 /** The HTTP API's `cors_configuration` for `origins` (API Gateway answers preflights with it, before any authorizer). */
 export interface ApiCorsConfiguration {
   allow_origins: string[];
   allow_methods: string[];
   allow_headers: string[];
+  expose_headers: string[];
   max_age: number;
 }
 
@@ -85,6 +105,7 @@ export function apiCorsConfiguration(origins: string[]): ApiCorsConfiguration {
     allow_origins: origins,
     allow_methods: [...new Set(ROUTES.map((route) => route.method))].sort(),
     allow_headers: API_CORS_ALLOW_HEADERS,
+    expose_headers: API_CORS_EXPOSE_HEADERS,
     max_age: 3600,
   };
 }

@@ -20,11 +20,18 @@ export const STREAM_HANDLER = IMAGE_HANDLERS.stream;
 
 /**
  * What browsers may send and read across origins: the bearer token, JSON bodies, `Last-Event-ID` (a client that
- * reconnects to a stream resumes after it) and `X-Api-Key` (the same JWT as browser UIs send it, the SDK's
- * `apiKey`); `Content-Location` names the run a stream belongs to.
+ * reconnects to a stream resumes after it), `X-Api-Key` (the same JWT as browser UIs send it, the SDK's
+ * `apiKey`) and `MCP-Protocol-Version` (an MCP client's, to `/mcp`); `Content-Location` names the run a stream
+ * belongs to.
  */
 export const STREAM_CORS = {
-  allowHeaders: ["authorization", "content-type", "last-event-id", "x-api-key"],
+  allowHeaders: [
+    "authorization",
+    "content-type",
+    "last-event-id",
+    "mcp-protocol-version",
+    "x-api-key",
+  ],
   exposeHeaders: ["content-location"],
   maxAge: 3600,
 } as const;

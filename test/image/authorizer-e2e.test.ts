@@ -193,7 +193,7 @@ describeWithImageNode(
         expect(allowed.status).toBe(204);
         expect(allowed.headers.get("access-control-allow-origin")).toBe(page);
         expect(allowed.headers.get("access-control-allow-headers")).toBe(
-          "authorization,content-type,x-api-key",
+          "authorization,content-type,mcp-protocol-version,x-api-key",
         );
         expect(
           (await preflight("https://elsewhere.example.com")).headers.get(

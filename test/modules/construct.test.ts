@@ -1623,7 +1623,13 @@ describe("MemoryTable construct: the stream function (synth)", () => {
       allow_methods: ["DELETE", "GET", "PATCH", "POST", "PUT"],
       // Last-Event-ID: a client that reconnects resumes the stream after the last event it saw; X-Api-Key: the
       // JWT as browser UIs send it (the function verifies it as the bearer token).
-      allow_headers: ["authorization", "content-type", "last-event-id", "x-api-key"],
+      allow_headers: [
+        "authorization",
+        "content-type",
+        "last-event-id",
+        "mcp-protocol-version",
+        "x-api-key",
+      ],
       expose_headers: ["content-location"],
       allow_credentials: false,
       max_age: 3600,

@@ -658,7 +658,13 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
         expect.objectContaining({
           allow_origins: ["http://localhost:5173", "https://support.example.com"],
           allow_credentials: false,
-          allow_headers: ["authorization", "content-type", "last-event-id", "x-api-key"],
+          allow_headers: [
+            "authorization",
+            "content-type",
+            "last-event-id",
+            "mcp-protocol-version",
+            "x-api-key",
+          ],
         }),
       ],
     });

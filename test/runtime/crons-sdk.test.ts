@@ -463,7 +463,7 @@ describe.each<Backend>(["memory", "dynamodb"])(
 
       // Due now: the sweep of the deployment with crons off fires nothing.
       const stored = (await store.get(tenant, before.cron_id))!;
-      expect(await off.handler.fireDueCrons(stored.nextRunAt + 1_000)).toEqual({
+      expect(await off.handler.fireDueCrons(stored.nextRunAt! + 1_000)).toEqual({
         fired: 0,
         failed: 0,
       });
