@@ -1,6 +1,7 @@
 import { Token } from "../cdktf";
 import { InvalidConfigurationError } from "../../src/shared/errors";
 import { ENVIRONMENT } from "../../src/runtime/environment";
+import { MAX_RUN_LEGS_RANGE, WORKER_END_MARGIN_MS } from "../../src/shared/limits";
 
 /**
  * Input rules shared by the construct (checked in TypeScript for literal props) and the HCL module (rendered as
@@ -23,12 +24,8 @@ export const MAX_API_TIMEOUT_SECONDS = 29;
  * more of its time starting and handing over than running the graph.
  */
 export const WORKER_TIMEOUT_SECONDS = { min: 60, max: 900 } as const;
-/**
- * The end of a worker invocation a leg keeps free to record how it ended and hand over: WORKER_MARGIN_MS of
- * src/runtime/worker.ts, which the runtime does not export yet (the module's one copy of it; a test checks the
- * runtime's copy against it).
- */
-export const WORKER_END_MARGIN_SECONDS = 10;
+/** The end of a worker invocation a leg keeps free to record how it ended and hand over (src/shared/limits.ts). */
+export const WORKER_END_MARGIN_SECONDS = WORKER_END_MARGIN_MS / 1000;
 
 /**
  * The stream function's timeout, in seconds: a stream lasts as long as its run, up to Lambda's longest. Under
@@ -40,8 +37,8 @@ export const STREAM_TIMEOUT_SECONDS = { min: 30, max: 900 } as const;
 export const ASYNC_RETRY_ATTEMPTS = { min: 0, max: 2 } as const;
 export const ASYNC_EVENT_AGE_SECONDS = { min: 60, max: 21600 } as const;
 
-/** Legs of one background run: MAX_RUN_LEGS as the runtime accepts it (src/runtime/config.ts). */
-export const MAX_RUN_LEGS = { min: 1, max: 999 } as const;
+/** Legs of one background run: MAX_RUN_LEGS as the runtime accepts it (src/shared/limits.ts). */
+export const MAX_RUN_LEGS = MAX_RUN_LEGS_RANGE;
 /** API_KEY_CACHE_SECONDS as the runtime accepts it (src/runtime/config.ts). */
 export const API_KEY_CACHE_SECONDS = { min: 0, max: 3600 } as const;
 

@@ -14,6 +14,7 @@ import {
   SECRET_ENVIRONMENT,
 } from "./environment";
 import { AUTH_POLICIES, type AuthPolicy } from "./auth/authorized-stores";
+import { MAX_RUN_LEGS_RANGE } from "../shared/limits";
 
 /**
  * The runtime's configuration from the environment, read and checked once (at cold start in Lambda). The
@@ -274,10 +275,11 @@ function readWorkerFunction(env: Environment): string | undefined {
 function readMaxRunLegs(env: Environment): number {
   const value = optional(env, ENVIRONMENT.maxRunLegs);
   if (value === undefined) return DEFAULT_MAX_RUN_LEGS;
-  if (!/^\d{1,3}$/.test(value) || Number(value) < 1) {
+  const { min, max } = MAX_RUN_LEGS_RANGE;
+  if (!/^\d{1,6}$/.test(value) || Number(value) < min || Number(value) > max) {
     throw new InvalidConfigurationError(
       ENVIRONMENT.maxRunLegs,
-      `expected a whole number of legs from 1 to 999, got ${JSON.stringify(value)}`,
+      `expected a whole number of legs from ${min} to ${max}, got ${JSON.stringify(value)}`,
     );
   }
   return Number(value);

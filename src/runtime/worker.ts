@@ -5,6 +5,7 @@ import { fireDueCrons } from "./crons/fire";
 import { parseRunJob, type RunJobEvent } from "./runs/dispatchers";
 import type { RunJob } from "./runs/run-manager";
 import type { HandlerContext } from "./types";
+import { WORKER_END_MARGIN_MS } from "../shared/limits";
 
 /**
  * What the worker function handles: a run job, an SQS batch of jobs Lambda could not run, or the scheduled
@@ -26,9 +27,6 @@ export interface WorkerResult {
   crons?: { fired: number; failed: number };
 }
 
-/** Time kept free at the end of a worker invocation to record how a leg ended and hand over. */
-const WORKER_MARGIN_MS = 10_000;
-
 /**
  * The worker function's handler: runs background runs, one leg per invocation (up to the function's timeout
  * less a margin), handing over to a next invocation when a run needs more. Its on-failure destination (an SQS
@@ -47,7 +45,7 @@ export function createWorkerHandler(options: HandlerOptions): WorkerHandler {
   return async (event, lambdaContext) => {
     const remaining = lambdaContext?.getRemainingTimeInMillis?.() ?? 15 * 60 * 1000;
     const processDeadline = Date.now() + remaining;
-    const legDeadline = processDeadline - Math.max(WORKER_MARGIN_MS, runtime.deadlineMarginMs);
+    const legDeadline = processDeadline - Math.max(WORKER_END_MARGIN_MS, runtime.deadlineMarginMs);
     const records = (event as { Records?: unknown })?.Records;
     if (Array.isArray(records)) {
       const failures: WorkerResult["batchItemFailures"] = [];
