@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildApp, EXAMPLE_STACK, MODULE_DIR } from "../../modules/synth";
 import { TAGGABLE_TYPES } from "./support/security-bar";
@@ -22,9 +22,8 @@ describeWithTerraform("committed HCL module (terraform integration)", () => {
 
   beforeAll(async () => {
     workspace = new TerraformWorkspace([MODULE]);
-    mkdirSync(workspace.path(MODULE, "tests"));
-    for (const file of readdirSync(TESTS))
-      copyFileSync(join(TESTS, file), workspace.path(MODULE, "tests", file));
+    // The test files and the mocked provider they share (mocks/, their `mock_provider` source).
+    cpSync(TESTS, workspace.path(MODULE, "tests"), { recursive: true });
     // The example stack (the construct used directly), as `cdktf synth` writes it.
     const outdir = workspace.path("cdktf.out");
     buildApp(outdir).app.synth();
@@ -107,7 +106,7 @@ describeWithTerraform("committed HCL module (terraform integration)", () => {
 
   it("passes terraform test: every toggle on and off, and every refused value", async () => {
     // The files in parallel: each plans the module dozens of times (minutes each on a loaded machine).
-    const files = readdirSync(TESTS);
+    const files = readdirSync(TESTS).filter((file) => file.endsWith(".tftest.hcl"));
     const results = await Promise.all(
       files.map((file) =>
         workspace.run(MODULE, ["test", "-no-color", `-filter=tests/${file}`], 600_000),
