@@ -118,6 +118,16 @@ export type RunChanges = Partial<
   Pick<RunRecord, "status" | "legs" | "startedAt" | "error" | "eventCount" | "webhookDelivery">
 >;
 
+export interface PutRunOptions {
+  /** False: a run of an existing thread (ThreadNotFoundError when it is missing, nothing stored). */
+  createThread?: boolean;
+  /**
+   * The record need not be stored at once: a store may hold it briefly to send it with the thread's next
+   * checkpoint write (one request instead of two). The promise still resolves only once it is stored.
+   */
+  soon?: boolean;
+}
+
 /**
  * Run records, always scoped by tenant and thread. A run belongs to its thread: deleting the thread deletes its
  * runs.
@@ -127,7 +137,7 @@ export interface RunStore {
    * Stores a new run. `createThread: false` (a run of an existing thread) throws ThreadNotFoundError when the
    * thread is missing, and stores nothing: a run record never creates the thread it belongs to.
    */
-  putRun(tenantId: string, run: RunRecord, options?: { createThread?: boolean }): Promise<void>;
+  putRun(tenantId: string, run: RunRecord, options?: PutRunOptions): Promise<void>;
   getRun(tenantId: string, threadId: string, runId: string): Promise<RunRecord | undefined>;
   /** Newest first. */
   listRuns(input: ListRunsInput): Promise<RunRecord[]>;

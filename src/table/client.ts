@@ -15,6 +15,7 @@ import { TABLE_KEYS } from "./definition";
 import { projection, type UpdateParameters } from "./expressions";
 import { sleep } from "../shared/sleep";
 import { backoffDelay, MAX_ATTEMPTS, withThrottlingRetry } from "./retry";
+import { WriteRiders } from "./write-riders";
 
 // Items are plain objects of the document client; each repository types the kinds it reads.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -22,6 +23,12 @@ export type Item = Record<string, any>;
 export type ItemKey = { [TABLE_KEYS.partitionKey]: string; [TABLE_KEYS.sortKey]: string };
 
 export const BATCH_WRITE_LIMIT = 25;
+/**
+ * How long a write that may wait (TableClient.batchWriteSoon) waits for another batch write to ride with: long
+ * enough for a leg's first checkpoint (after one Query and, on a resume, its first node), short enough that a
+ * reader hardly sees the difference.
+ */
+export const RIDE_WAIT_MS = 50;
 export const BATCH_GET_LIMIT = 100;
 
 /** Requests sent and capacity units DynamoDB reported, in all and by operation. */
@@ -262,6 +269,11 @@ export class TableClient implements TableConnection {
   readonly documents: DynamoDBDocumentClient;
   readonly tableName: string;
   readonly counters: CapacityUsage;
+  private readonly riders = new WriteRiders<WriteRequest>(
+    (requests) => batchWrite(this, requests),
+    writtenKey,
+    RIDE_WAIT_MS,
+  );
 
   constructor(client: DynamoDBClient | DynamoDBDocumentClient, tableName: string) {
     const connection = connectTable(client, tableName);
@@ -301,13 +313,28 @@ export class TableClient implements TableConnection {
     return updateItem(this, key, parameters, options);
   }
 
+  /** Puts and deletes (with any writes waiting to ride along: batchWriteSoon). */
   batchWrite(requests: WriteRequest[]): Promise<void> {
-    return batchWrite(this, requests);
+    return this.riders.carry(requests, BATCH_WRITE_LIMIT);
+  }
+
+  /**
+   * A put or delete that need not go out at once: it goes with this client's next batch write, or on its own
+   * after RIDE_WAIT_MS. Resolves once it is stored.
+   */
+  batchWriteSoon(request: WriteRequest): Promise<void> {
+    return this.riders.add(request);
   }
 
   batchGet(keys: ItemKey[], attributes?: readonly string[]): Promise<Item[]> {
     return batchGet(this, keys, attributes);
   }
+}
+
+/** The item a put or delete writes, as one string. */
+function writtenKey(request: WriteRequest): string {
+  const key = "PutRequest" in request ? request.PutRequest.Item : request.DeleteRequest.Key;
+  return `${key[TABLE_KEYS.partitionKey]}\u0000${key[TABLE_KEYS.sortKey]}`;
 }
 
 /** True for DynamoDB's refusal of a conditional write. */

@@ -2,6 +2,7 @@ import { ThreadNotFoundError } from "../shared/errors";
 import {
   isRunStatus,
   type ListRunsInput,
+  type PutRunOptions,
   type RunChanges,
   type RunKwargs,
   type RunRecord,
@@ -34,11 +35,7 @@ export class RunItems implements RunStore {
     private readonly threads: ThreadRecords,
   ) {}
 
-  async putRun(
-    tenantId: string,
-    run: RunRecord,
-    options: { createThread?: boolean } = {},
-  ): Promise<void> {
+  async putRun(tenantId: string, run: RunRecord, options: PutRunOptions = {}): Promise<void> {
     // The thread's life gives the generation the run belongs to: created here when the run may create its
     // thread, else read (this container usually knows it already: no request).
     const life =
@@ -64,7 +61,8 @@ export class RunItems implements RunStore {
       [R.body]: JSON.stringify(body),
     };
     if (run.startedAt !== undefined) item[R.startedAt] = run.startedAt;
-    await this.table.batchWrite([{ PutRequest: { Item: item } }]);
+    if (options.soon) await this.table.batchWriteSoon({ PutRequest: { Item: item } });
+    else await this.table.batchWrite([{ PutRequest: { Item: item } }]);
   }
 
   async getRun(tenantId: string, threadId: string, runId: string): Promise<RunRecord | undefined> {

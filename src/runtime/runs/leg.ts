@@ -129,10 +129,11 @@ export async function runLeg(
     const running = { status: "running" as const, legs, ...(legs === 1 ? { startedAt: now } : {}) };
     // The record says the run runs while its graph starts (the graph needs nothing of it): the write's latency
     // hides behind the graph's first steps, and it lands before the run's end is written. A run its caller
-    // took in place and did not record yet (CreatedRun.recorded) is recorded here, running.
+    // took in place and did not record yet (CreatedRun.recorded) is recorded here, running, with the leg's
+    // first checkpoint where that comes soon (`soon`: one request fewer per run).
     const marked = recorded
       ? runs.updateRun(tenantId, threadId, run.runId, running, now)
-      : runs.putRun(tenantId, { ...run, ...running, updatedAt: now });
+      : runs.putRun(tenantId, { ...run, ...running, updatedAt: now }, { soon: true });
     marked.catch(() => undefined);
     writer = openEvents(m, run, scope, legs, time);
     result = await executeLeg(m, run, scope, legs, deadline, controller.signal, writer);
