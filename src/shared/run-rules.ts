@@ -155,7 +155,8 @@ export function decideEnqueue(
     next.leaseExpiresAt = event.claimUntil;
     next.status = "RUNNING";
     delete next.cancelAction;
-    return { next, result: { cancelled, startsNow, claimed: { runId: event.runId, previous } } };
+    const claimed = { runId: event.runId, previous, ...(record ? {} : { createdThread: true }) };
+    return { next, result: { cancelled, startsNow, claimed } };
   }
   next.runQueue.push(event.runId);
   return { next, result: { cancelled, startsNow } };

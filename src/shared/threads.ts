@@ -204,6 +204,8 @@ export interface ClaimedRun {
   runId: string;
   /** The record as it was before the claim (what a failed start restores). */
   previous: ThreadRecord;
+  /** The claim created the thread: it has no checkpoint, and only this run may write one while it holds it. */
+  createdThread?: boolean;
 }
 
 /**

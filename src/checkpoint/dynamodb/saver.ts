@@ -21,6 +21,7 @@ import {
 import { assertIdentifier } from "../../shared/identifiers";
 import { compareCodePoints } from "../../shared/order";
 import type { CheckpointRollback } from "../../shared/checkpoint-rollback";
+import type { EmptyThreadHint } from "../../shared/empty-thread-hint";
 import { BOUND_TENANT, type TenantBound } from "../../shared/tenant-scope";
 import { isThreadStatus, THREAD_STATUSES, type ThreadStatus } from "../../shared/threads";
 import type { TableContext } from "../../table/context";
@@ -56,7 +57,10 @@ import { planCheckpoint, planWriteRecord } from "./write-planner";
  * - Reads are consistent; the latest root checkpoint with its pending writes and the thread record is one Query.
  * - Threads expire whole: an expired thread reads as absent and its items are never referred to again.
  */
-export class DynamoDBSaver extends BaseCheckpointSaver implements TenantBound, CheckpointRollback {
+export class DynamoDBSaver
+  extends BaseCheckpointSaver
+  implements TenantBound, CheckpointRollback, EmptyThreadHint
+{
   readonly tenantId: string;
   readonly table: TableContext;
   readonly maxCheckpointBytes: number;
@@ -126,6 +130,15 @@ export class DynamoDBSaver extends BaseCheckpointSaver implements TenantBound, C
     if (!group) return undefined;
     const tuples = await this.assembleOrAbsent(threadId, [group]);
     return tuples?.[0];
+  }
+
+  /**
+   * The runtime's word that `threadId` has no checkpoint (a run created it and holds it): this instance knows
+   * the thread as if it had read it, so the run's first checkpoints are written without reading what they
+   * replace (there is nothing). See EmptyThreadHint.
+   */
+  assumeEmptyThread(threadId: string): void {
+    this.cache.rememberThread(this.queries.pk(assertThreadId(threadId)));
   }
 
   override async *list(

@@ -128,18 +128,20 @@ export class RunEngine {
   /**
    * Runs `work` with the tenant's saver behind the graphs' checkpointer and the tenant's store behind their
    * store (built when a graph first uses it); `checkpointMetadata` (a run's) is added to every checkpoint it
-   * writes.
+   * writes. `emptyThread` names a thread the work's run created and holds (ScopeExtras.emptyThread).
    */
   withSaver<T>(
     scope: TenantScope,
     work: () => Promise<T>,
     checkpointMetadata?: Record<string, unknown>,
+    emptyThread?: string,
   ): Promise<T> {
     const storeFor = this.options.storeFor;
     if (!this.options.scope || (!scope.saver && !storeFor)) return work();
     return this.options.scope.run(scope.saver, work, {
       checkpointMetadata,
       ...(storeFor ? { store: () => storeFor(scope.tenantId) } : {}),
+      ...(emptyThread !== undefined ? { emptyThread } : {}),
     });
   }
 

@@ -15,6 +15,7 @@ import {
   supportsCheckpointRollback,
   type CheckpointRollback,
 } from "../../shared/checkpoint-rollback";
+import { supportsEmptyThreadHint } from "../../shared/empty-thread-hint";
 import { CheckpointStoreError, MemoryTableError } from "../../shared/errors";
 import { ScopedStore } from "./scoped-store";
 import type { AnySaver } from "../types";
@@ -28,6 +29,8 @@ interface SaverScope {
   /** The tenant's store, built on first use (most requests never touch it). */
   store: (() => BaseStore | undefined) | undefined;
   checkpointMetadata?: Record<string, unknown>;
+  /** A thread (as the saver sees it) with no checkpoint yet: the work's first read of its latest is answered here. */
+  emptyThread?: string;
 }
 
 /** What a piece of work runs with besides its saver. */
@@ -36,6 +39,11 @@ export interface ScopeExtras {
   store?: () => BaseStore | undefined;
   /** Added to every checkpoint the work writes (LangGraph's own metadata wins on a clash). */
   checkpointMetadata?: Record<string, unknown>;
+  /**
+   * A thread the work's run created and holds (as the saver sees it): it has no checkpoint, so the first read of
+   * its latest one (LangGraph's, as the run starts) sends no request, where the saver supports EmptyThreadHint.
+   */
+  emptyThread?: string;
 }
 
 /**
@@ -80,7 +88,17 @@ class ScopedCheckpointer
   }
 
   override getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    return this.current().getTuple(config);
+    const scope = this.scope();
+    const empty = scope.emptyThread;
+    if (empty !== undefined) {
+      // One read only: what the run writes afterwards is read from the saver like any.
+      delete scope.emptyThread;
+      if (readsLatestRoot(config, empty) && supportsEmptyThreadHint(scope.saver)) {
+        scope.saver.assumeEmptyThread(empty);
+        return Promise.resolve(undefined);
+      }
+    }
+    return scope.saver.getTuple(config);
   }
 
   override list(
@@ -96,7 +114,9 @@ class ScopedCheckpointer
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
-    const { saver, checkpointMetadata } = this.scope();
+    const scope = this.scope();
+    const { saver, checkpointMetadata } = scope;
+    delete scope.emptyThread;
     const stamped = checkpointMetadata ? { ...checkpointMetadata, ...metadata } : metadata;
     return this.fences.guard(runIdOf(checkpointMetadata), () =>
       saver.put(config, checkpoint, stamped, newVersions),
@@ -169,7 +189,15 @@ export class RequestScope {
     const source = extras.store;
     // Resolved once per piece of work: every call of a run reaches the same store instance.
     const store = source && (() => (resolved ??= { store: source() }).store);
-    return this.storage.run({ saver, store, checkpointMetadata: extras.checkpointMetadata }, work);
+    return this.storage.run(
+      {
+        saver,
+        store,
+        checkpointMetadata: extras.checkpointMetadata,
+        ...(extras.emptyThread !== undefined ? { emptyThread: extras.emptyThread } : {}),
+      },
+      work,
+    );
   }
 
   /**
@@ -232,4 +260,14 @@ class RunFences {
 function runIdOf(metadata: Record<string, unknown> | undefined): string | undefined {
   const runId = metadata?.run_id;
   return typeof runId === "string" ? runId : undefined;
+}
+
+/** A read of the thread's latest root checkpoint (no checkpoint id, the root namespace). */
+function readsLatestRoot(config: RunnableConfig, threadId: string): boolean {
+  const configurable = config.configurable ?? {};
+  return (
+    configurable.thread_id === threadId &&
+    !configurable.checkpoint_id &&
+    (configurable.checkpoint_ns ?? "") === ""
+  );
 }

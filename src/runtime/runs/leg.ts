@@ -129,14 +129,27 @@ export async function runLeg(
     const running = { status: "running" as const, legs, ...(legs === 1 ? { startedAt: now } : {}) };
     // The record says the run runs while its graph starts (the graph needs nothing of it): the write's latency
     // hides behind the graph's first steps, and it lands before the run's end is written. A run its caller
-    // took in place and did not record yet (CreatedRun.recorded) is recorded here, running, with the leg's
-    // first checkpoint where that comes soon (`soon`: one request fewer per run).
+    // took in place and did not record yet (CreatedRun.recorded) is recorded here, running. If its id is told
+    // to no one before it ends (no stream announces it), its record goes with the leg's first checkpoint where
+    // that comes soon (`soon`: one request fewer per run).
+    const announced = streams(run.kwargs);
     const marked = recorded
       ? runs.updateRun(tenantId, threadId, run.runId, running, now)
-      : runs.putRun(tenantId, { ...run, ...running, updatedAt: now }, { soon: true });
+      : runs.putRun(tenantId, { ...run, ...running, updatedAt: now }, { soon: !announced });
     marked.catch(() => undefined);
     writer = openEvents(m, run, scope, legs, time);
-    result = await executeLeg(m, run, scope, legs, deadline, controller.signal, writer);
+    // A run whose claim created its thread starts on no checkpoint: its first read of the thread is spared.
+    const startsEmpty = legs === 1 && claimed.createdThread === true;
+    result = await executeLeg(
+      m,
+      run,
+      scope,
+      legs,
+      deadline,
+      controller.signal,
+      writer,
+      startsEmpty,
+    );
     await marked;
     if (writer && result.outcome.kind === "failed") {
       writer.emit(
@@ -164,6 +177,11 @@ export async function runLeg(
   return settle(m, tenantId, run, claimed, result, time, writer?.nextSeq);
 }
 
+/** The run streams events (its first announces its id to the client). */
+function streams(kwargs: RunKwargs): boolean {
+  return kwargs.streamMode !== undefined || kwargs.streamResumable === true;
+}
+
 /**
  * The leg's event writer when the run streams (it was asked for stream modes, or started by a stream route):
  * stored too when it may be followed from elsewhere (a leg not streamed by its own request, or resumable).
@@ -176,7 +194,7 @@ function openEvents(
   time: WorkTime,
 ): RunEventWriter | undefined {
   const { kwargs } = run;
-  if (kwargs.streamMode === undefined && !kwargs.streamResumable) return undefined;
+  if (!streams(kwargs)) return undefined;
   const persist = kwargs.streamResumable === true || !time.streamedHere;
   const writer = m.options.events.open(
     { tenantId: scope.tenantId, threadId: run.threadId, runId: run.runId },
@@ -195,6 +213,7 @@ async function executeLeg(
   deadline: number,
   cancel: AbortSignal,
   writer: RunEventWriter | undefined,
+  startsEmpty: boolean,
 ): Promise<LegResult> {
   const { graph, failure } = await m.options.engine.buildGraph({
     assistantId: run.graphId,
@@ -237,7 +256,14 @@ async function executeLeg(
     durability: kwargs.durability ?? m.options.durability,
     budgetMs: Math.max(0, deadline - m.now()),
     cancel,
-    withSaver: (work) => m.options.engine.withSaver(scope, work, runMetadata),
+    withSaver: (work) =>
+      m.options.engine.withSaver(
+        scope,
+        work,
+        runMetadata,
+        // Only a start from the thread's latest checkpoint reads it first (a fork names its checkpoint).
+        startsEmpty && !configurable.checkpoint_id ? String(configurable.thread_id) : undefined,
+      ),
     ...(writer ? { streaming: streamingTo(writer, run, scope) } : {}),
   });
 }

@@ -74,6 +74,15 @@ describe("the run rulebook", () => {
     expect(decideEnqueue(busy, behind).next?.runQueue).toEqual(["x", "new"]);
   });
 
+  it("a claim in place says when it created the thread (no checkpoint can exist), and only then", () => {
+    const inPlace = { ...enqueue("reject"), createIfMissing: true, claimUntil: T + 10 };
+    const created = decideEnqueue(undefined, inPlace).result.claimed;
+    expect(created).toMatchObject({ runId: "new", createdThread: true });
+    const existing = decideEnqueue(base(), inPlace).result.claimed;
+    expect(existing?.runId).toBe("new");
+    expect(existing).not.toHaveProperty("createdThread");
+  });
+
   it("a head claim takes a stalled run over before the queue, and a live lease is never claimed twice", () => {
     const stalled = base({
       status: "RUNNING",
