@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 
 // Jest compiles test files without type checking (fast); the whole project is type checked here instead, once,
 // with the same strict tsconfig.json `npm run typecheck` uses. Its deadline is wide: tsc takes 30 s on a quiet
-// machine and passed 120 s on a loaded one.
+// machine and more than 120 s on a loaded one.
 const ROOT = resolve(__dirname, "../..");
 
 describe("TypeScript", () => {
