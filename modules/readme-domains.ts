@@ -1,6 +1,12 @@
 import { DOMAIN_SECURITY_POLICY } from "./construct/domain";
+import {
+  CLOUDFRONT_CERTIFICATE_REGION,
+  CLOUDFRONT_SECURITY_POLICY,
+  STREAM_ORIGIN_READ_TIMEOUT_SECONDS,
+} from "./construct/stream-domain";
+import { SSE_KEEP_ALIVE_MS } from "../src/shared/limits";
 
-/** The module README's section on custom domains: the API's, which the module creates, and the stream URL's. */
+/** The module README's section on custom domains: the API's and the stream URL's, both created by the module. */
 export function customDomains(): string[] {
   return [
     "## Custom domains",
@@ -8,7 +14,22 @@ export function customDomains(): string[] {
     "`api_domain_name` with `api_certificate_arn` (an ACM certificate in the API's region, which may be requested",
     `in the same apply) gives the HTTP API a regional custom domain (security policy \`${DOMAIN_SECURITY_POLICY}\`) mapped to`,
     "its `$default` stage. Both or neither; the domain name must be known at plan, the certificate's region must be",
-    "the API's (checked at plan when the ARN is known). The DNS record is yours: point it at the outputs.",
+    "the API's (checked at plan when the ARN is known). The default endpoint (`api_endpoint`) keeps answering unless",
+    "`api_disable_default_endpoint = true`, which needs `api_domain_name`; `api_endpoint` and `stage_invoke_url` then",
+    "name an endpoint that refuses every request, and `api_domain_url` is the API's URL.",
+    "",
+    "`stream_domain_name` with `stream_certificate_arn` gives the stream function's URL a name: a Lambda function",
+    "URL takes no custom domain, so the module creates a CloudFront distribution with the URL as its one origin. A",
+    "distribution is global and created through the module's own provider, whatever its region; only the",
+    `certificate must be in ${CLOUDFRONT_CERTIFICATE_REGION} (CloudFront's), which you request with a provider configuration of that region`,
+    "and pass by ARN (a precondition refuses another region at plan once the ARN is known). The distribution is",
+    `https only (\`${CLOUDFRONT_SECURITY_POLICY}\`, SNI), caches nothing and compresses nothing, so Server-Sent Events stream`,
+    "through as they are written; it forwards every viewer header but `Host` (the managed `AllViewerExceptHostHeader`",
+    "policy), so `Authorization`, `X-Api-Key` and `Origin` reach the function and the URL still sees its own host.",
+    `It waits ${STREAM_ORIGIN_READ_TIMEOUT_SECONDS} s for the next byte of a response, and a quiet stream gets the runtime's keep-alive comment`,
+    `every ${SSE_KEEP_ALIVE_MS / 1000} s. \`stream_web_acl_arn\` attaches a WAFv2 web ACL of scope CLOUDFRONT (rate limits per client).`,
+    "The function URL keeps answering directly (the function authenticates every request). The DNS records are",
+    "yours: point them (A, and AAAA for IPv6) at the outputs.",
     "",
     "```hcl",
     'resource "aws_route53_record" "api" {',
@@ -21,13 +42,20 @@ export function customDomains(): string[] {
     "    evaluate_target_health = false",
     "  }",
     "}",
+    "",
+    'resource "aws_route53_record" "stream" {',
+    "  zone_id = aws_route53_zone.example.zone_id",
+    '  name    = "stream.agents.example.com"',
+    '  type    = "A"',
+    "  alias {",
+    "    name                   = module.agents.stream_cloudfront_distribution_domain_name",
+    "    zone_id                = module.agents.stream_cloudfront_distribution_hosted_zone_id",
+    "    evaluate_target_health = false",
+    "  }",
+    "}",
     "```",
     "",
-    "The default endpoint (`api_endpoint`) keeps answering. The stream function's URL takes no custom domain: a",
-    "Lambda function URL has none, and the way to give it one, a CloudFront distribution in front of it, is not",
-    "created by the module, because what makes it correct (the `Authorization` header reaching the function, and",
-    "Server-Sent Events streaming through unbuffered) can only be observed against AWS, which the module's tests",
-    "cannot reach. docs/terraform-module.md, Custom domains, gives the distribution to write and what to check.",
+    "docs/terraform-module.md, Custom domains, has the certificate in us-east-1 and what to check once deployed.",
     "",
   ];
 }

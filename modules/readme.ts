@@ -162,7 +162,8 @@ function streaming(): string[] {
     "nothing else in the module serves them. Turn it off with `create_stream_function = false` where no endpoint",
     "may exist that API Gateway does not authorize, or before your image contains `stream.handler`. A function URL",
     "has no throttling of its own: `stream_reserved_concurrent_executions` caps concurrent requests, each open",
-    "stream holding one for as long as it lasts; put CloudFront and AWS WAF in front for rate limits per client.",
+    "stream holding one for as long as it lasts; `stream_domain_name` puts a CloudFront distribution in front",
+    "(Custom domains, below) and `stream_web_acl_arn` AWS WAF on it, for rate limits per client.",
     "CORS: the URL answers browsers of `cors_allow_origins` unless `stream_cors_allow_origins` is given (`[]`:",
     "none), never `*` and never with credentials; it allows the `authorization`, `content-type`,",
     "`last-event-id` (a client that reconnects resumes after the last event it saw), `mcp-protocol-version` (an MCP",
@@ -332,7 +333,7 @@ export const PRODUCTION_CHECKLIST = [
   "`webhook_allowed_hosts` listing exactly the hosts your run webhooks call (none by default: every webhook is refused); `max_run_legs` times `worker_timeout` above your longest background run.",
   "Secrets in `secrets` as ARNs (with their customer-managed keys in `secrets_kms_key_arns`), never in `environment`; the tools' permissions in `graph_policy_statements` on exact resource ARNs.",
   "`cors_allow_origins` listing your app's origins only; your issuer (`jwt_issuer`, `jwt_audience`) or the created user pool, whose users an administrator creates.",
-  "Streaming: `stream_url` as your clients' `apiUrl`, `stream_timeout` above your longest streamed run, `stream_reserved_concurrent_executions` above your peak of open streams, and an image that contains `stream.handler`; or `create_stream_function = false` if no endpoint may bypass API Gateway.",
+  "Streaming: `stream_url` (or `stream_domain_url`, with `stream_domain_name`) as your clients' `apiUrl`, `stream_timeout` above your longest streamed run, `stream_reserved_concurrent_executions` above your peak of open streams, and an image that contains `stream.handler`; or `create_stream_function = false` if no endpoint may bypass API Gateway.",
   "`deletion_protection` and `log_retention_in_days` left at their defaults (on, 365 days) unless your retention policy says longer.",
   "CI: `terraform plan` with `lookup_account_id = false` and `account_id`, and a scanner (checkov, trivy, KICS) expecting exactly the exceptions below.",
 ];
@@ -374,8 +375,8 @@ function securityDefaults(): string[] {
     "",
     "The same exceptions ship in this folder as the files the scanners read, each rule id with its resource and",
     "reason: `.checkov.yaml` (`skip-check`; `checkov -d .` from here, or `--config-file`), `kics.config`",
-    "(`exclude-queries`; read from the scanned path's root, or `--config`) and `.trivyignore` (no trivy rule fails;",
-    "`--ignorefile`). A test keeps them, this table and the module in step.",
+    "(`exclude-queries`; read from the scanned path's root, or `--config`) and `.trivyignore` (`--ignorefile`). A",
+    "test keeps them, this table and the module in step.",
     "",
   ];
 }

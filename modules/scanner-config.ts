@@ -63,7 +63,8 @@ export function renderScannerFiles(): Record<string, string> {
             "# None: every trivy rule for the module's resources passes (AVD-AWS-0066 X-Ray tracing is on;",
             "# AVD-AWS-0067 applies to service principals, and the API Gateway permission has its source ARN).",
           ]
-        : trivy.flatMap(({ id, exception }) => [...comment(exception), id])),
+        : // A blank line first: each id's reason is the comment block right above it, not the header.
+          ["", ...trivy.flatMap(({ id, exception }) => [...comment(exception), id])]),
       "",
     ].join("\n"),
     "kics.config": [

@@ -51,6 +51,8 @@ export interface HttpApiProps {
   throttlingRateLimit: number;
   accessLogGroup: CloudwatchLogGroup;
   tags: Record<string, string>;
+  /** Turn off the default `execute-api` endpoint (a custom domain is then the one way in). Default false. */
+  disableExecuteApiEndpoint?: Flag;
   /**
    * With `create`: every route behind this Lambda REQUEST authorizer (a JWT or an API key) instead of the JWT
    * authorizer. An HTTP API route has one authorizer, and a REQUEST authorizer's identity sources must all be
@@ -130,6 +132,7 @@ export class HttpApi extends Construct {
     this.api = new Apigatewayv2Api(this, "api", {
       name: props.name,
       protocolType: "HTTP",
+      disableExecuteApiEndpoint: props.disableExecuteApiEndpoint,
       tags: props.tags,
     });
     this.addCors(props.corsAllowOrigins);

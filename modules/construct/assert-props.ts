@@ -2,6 +2,7 @@ import { InvalidConfigurationError } from "../../src/shared/errors";
 import { ALARM_THRESHOLDS } from "./alarms";
 import { assertCronSweep } from "./crons";
 import { assertApiDomain } from "./domain";
+import { assertStreamDomain } from "./stream-domain";
 import type { Flag } from "./expressions";
 import { DEFAULTS, type MemoryTableProps } from "./props";
 import {
@@ -53,7 +54,8 @@ export function assertProps(props: MemoryTableProps): void {
   assertVersions(props);
   assertAlarms(props);
   assertVpc(props.vpcSubnetIds, props.vpcSecurityGroupIds);
-  assertApiDomain(props.apiDomainName, props.apiCertificateArn);
+  assertApiDomain(props.apiDomainName, props.apiCertificateArn, props.apiDisableDefaultEndpoint);
+  assertStreamDomain(props);
 }
 
 function assertWorker(props: MemoryTableProps): void {

@@ -92,13 +92,26 @@ export class ApiDomain extends Construct {
 }
 
 /** Whether a value is given: a literal, or at plan `compact` (which drops null). */
-function given(value: string): Flag {
+export function given(value: string): Flag {
   if (isLiteral(value)) return true;
   return Op.gte(Fn.lengthOf(Token.asList(Fn.compact([value]))), 1);
 }
 
-/** Both or neither, each of its shape: what the HCL module's validations check too. */
-export function assertApiDomain(domainName?: string, certificateArn?: string): void {
+/**
+ * Both or neither, each of its shape, and a domain when the default endpoint is off: what the HCL module's
+ * validations check too.
+ */
+export function assertApiDomain(
+  domainName?: string,
+  certificateArn?: string,
+  disableDefaultEndpoint?: Flag,
+): void {
+  if (disableDefaultEndpoint === true && domainName === undefined) {
+    throw new InvalidConfigurationError(
+      "api_disable_default_endpoint",
+      "expected api_domain_name with it (without the default endpoint and a custom domain the API is unreachable), got none",
+    );
+  }
   if ((domainName === undefined) !== (certificateArn === undefined)) {
     // Named as the HCL module's validation names it (on api_certificate_arn, which reads both).
     throw new InvalidConfigurationError(

@@ -10,7 +10,8 @@ import { HttpApi } from "./api";
 import { RequestAuthorizerFunction } from "./authorizer";
 import { createCleanerTrigger } from "./cleaner";
 import { UserPool } from "./cognito";
-import { ApiDomain } from "./domain";
+import { createCustomDomains } from "./custom-domains";
+import type { ApiDomain } from "./domain";
 import { CRONS_ENABLED, cronsEnabledValue } from "./crons";
 import { Repository } from "./ecr";
 import { both, choose, commaJoined, numberAsString } from "./expressions";
@@ -27,6 +28,7 @@ import { functionVpc } from "./vpc";
 import { isLiteral } from "./rules";
 import { RecoverySweep } from "./recovery-sweep";
 import { StreamFunction } from "./stream";
+import type { StreamDomain } from "./stream-domain";
 import { existingTable, Table } from "./table";
 import { mergeTags } from "./tags";
 import { Worker, workerInvokedName } from "./worker";
@@ -34,10 +36,10 @@ import { Worker, workerInvokedName } from "./worker";
 /**
  * Memory Table on AWS: a KMS-encrypted TTL table, a least-privilege containerized function behind a JWT-protected
  * HTTP API, the background-run worker it hands runs to (and a schedule that has it take over runs whose process
- * died), the stream function serving the same API streamed from a
- * function URL (on by default; it verifies the JWT itself), the expired-thread cleaner on the table's stream, and
- * optionally a tenant-scoped role, an ECR repository, a published alias with provisioned concurrency and
- * CloudWatch alarms. Secure by default; every resource it creates is a public field.
+ * died), the stream function serving the same API streamed from a function URL (on by default; it verifies the
+ * JWT itself), the expired-thread cleaner on the table's stream, and optionally a tenant-scoped role, an ECR
+ * repository, a published alias with provisioned concurrency, CloudWatch alarms and custom domains for the API and
+ * the stream URL. Secure by default; every resource it creates is a public field.
  */
 export class MemoryTable extends Construct {
   readonly environment: Environment;
@@ -72,6 +74,8 @@ export class MemoryTable extends Construct {
   readonly httpApi: HttpApi;
   /** The API's custom domain and its mapping (with `apiDomainName` only). */
   readonly apiDomain?: ApiDomain;
+  /** The stream URL's custom domain, a CloudFront distribution (with `streamDomainName` only). */
+  readonly streamDomain?: StreamDomain;
   /** API keys at API Gateway: the Lambda authorizer's function and role (`count`: `enableApiKeys`). */
   readonly requestAuthorizer: RequestAuthorizerFunction;
   readonly repository: Repository;
@@ -448,6 +452,7 @@ export class MemoryTable extends Construct {
       throttlingBurstLimit: props.throttlingBurstLimit ?? DEFAULTS.throttlingBurstLimit,
       throttlingRateLimit: props.throttlingRateLimit ?? DEFAULTS.throttlingRateLimit,
       accessLogGroup: this.logGroups.access,
+      disableExecuteApiEndpoint: props.apiDisableDefaultEndpoint ?? false,
       tags: tags(props.apiTags),
       lambdaAuthorizer: {
         create: enableApiKeys,
@@ -456,16 +461,14 @@ export class MemoryTable extends Construct {
         qualifier: this.requestAuthorizer.qualifier,
       },
     });
-    if (props.apiDomainName !== undefined && props.apiCertificateArn !== undefined) {
-      this.apiDomain = new ApiDomain(this, "api", {
-        domainName: props.apiDomainName,
-        certificateArn: props.apiCertificateArn,
-        region,
-        apiId: this.httpApi.api.id,
-        stageId: this.httpApi.stage.id,
-        tags: tags(props.apiTags),
-      });
-    }
+    ({ api: this.apiDomain, stream: this.streamDomain } = createCustomDomains(this, props, {
+      region,
+      apiId: this.httpApi.api.id,
+      stageId: this.httpApi.stage.id,
+      createStream,
+      streamUrl: this.stream.functionUrl,
+      tags: tags(props.apiTags),
+    }));
     this.repository = new Repository(this, "repository", {
       name,
       create: props.createEcrRepository ?? false,

@@ -129,6 +129,19 @@ export interface MemoryTableProps {
    */
   readonly apiDomainName?: string;
   readonly apiCertificateArn?: string;
+  /**
+   * Turn off the HTTP API's default `execute-api` endpoint (default false), so that the custom domain is the one
+   * way in. Needs `apiDomainName`: without it the API would be unreachable.
+   */
+  readonly apiDisableDefaultEndpoint?: Flag;
+  /**
+   * A custom domain for the stream function's URL (with `streamCertificateArn`, an ACM certificate in us-east-1):
+   * a CloudFront distribution with the URL as its origin, streaming unbuffered. Point your DNS at it.
+   */
+  readonly streamDomainName?: string;
+  readonly streamCertificateArn?: string;
+  /** A WAFv2 web ACL (scope CLOUDFRONT) on the stream domain's distribution, for rate limits (optional). */
+  readonly streamWebAclArn?: string;
   /** Table and user pool deletion protection (default true). */
   readonly deletionProtection?: Flag;
   /** Create a Cognito user pool and app client (default: when no `jwtIssuer` is given). */

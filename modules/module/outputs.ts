@@ -21,6 +21,7 @@ export function declareOutputs(
   const version = m.apiVersion;
   // Always there in the module: its variables are references, decided at plan.
   const domain = m.apiDomain!;
+  const streamDomain = m.streamDomain!;
   // The stream function's alarms only with it: without, their ARNs would be nulls in the map.
   // And the provisioned-concurrency alarm only with provisioned concurrency.
   const group = (id: string) =>
@@ -128,6 +129,26 @@ export function declareOutputs(
       m.stream.functionUrl,
       "URL of the stream function's function URL (https://<id>.lambda-url.<region>.on.aws/): the whole API with streamed Server-Sent Events and runs up to stream_timeout, for the LangGraph SDK's apiUrl (null without create_stream_function)",
     ],
+    stream_domain_url: [
+      streamDomain.url,
+      "https://<stream_domain_name>, the stream function's custom domain, for the LangGraph SDK's apiUrl (null without stream_domain_name)",
+    ],
+    stream_cloudfront_distribution_id: [
+      streamDomain.distributionId,
+      "ID of the stream domain's CloudFront distribution (null without stream_domain_name)",
+    ],
+    stream_cloudfront_distribution_arn: [
+      streamDomain.distributionArn,
+      "ARN of the stream domain's CloudFront distribution (null without stream_domain_name)",
+    ],
+    stream_cloudfront_distribution_domain_name: [
+      streamDomain.targetDomainName,
+      "Domain name of that distribution (<id>.cloudfront.net), what your DNS record for stream_domain_name points at: an alias (A/AAAA) or CNAME record (null without stream_domain_name)",
+    ],
+    stream_cloudfront_distribution_hosted_zone_id: [
+      streamDomain.hostedZoneId,
+      "Route 53 hosted zone of that distribution, for an alias record (null without stream_domain_name)",
+    ],
     stream_url_invoke_permission_command: [
       Fn.conditional(
         Op.and(v.create_stream_function.value, Op.not(v.create_stream_url_invoke_permission.value)),
@@ -179,7 +200,10 @@ export function declareOutputs(
     ],
     api_id: [api.api.id, "ID of the HTTP API"],
     api_arn: [api.api.arn, "ARN of the HTTP API"],
-    api_endpoint: [api.api.apiEndpoint, "Endpoint of the HTTP API"],
+    api_endpoint: [
+      api.api.apiEndpoint,
+      "Default endpoint of the HTTP API (https://<id>.execute-api.<region>.amazonaws.com); with api_disable_default_endpoint it refuses every request, and api_domain_url is the API's URL",
+    ],
     api_execution_arn: [api.api.executionArn, "Execution ARN of the HTTP API"],
     api_domain_url: [
       domain.url,
@@ -195,7 +219,10 @@ export function declareOutputs(
     ],
     stage_id: [api.stage.id, "ID of the $default stage"],
     stage_arn: [api.stage.arn, "ARN of the $default stage"],
-    stage_invoke_url: [api.stage.invokeUrl, "Invoke URL of the $default stage"],
+    stage_invoke_url: [
+      api.stage.invokeUrl,
+      "Invoke URL of the $default stage, on the default endpoint (refused with api_disable_default_endpoint)",
+    ],
     authorizer_id: [api.authorizer.id, "ID of the JWT authorizer"],
     lambda_log_group_name: [m.logGroups.api.name, "Log group of the API function"],
     lambda_log_group_arn: [m.logGroups.api.arn, "ARN of the API function's log group"],

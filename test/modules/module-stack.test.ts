@@ -110,6 +110,7 @@ const STABLE_ADDRESSES = [
   "aws_lambda_function_url.stream_url",
   "aws_lambda_permission.stream_url_permission",
   "aws_cloudcontrolapi_resource.stream_invoke_via_url_permission",
+  "aws_cloudfront_distribution.stream_domain_distribution",
   "aws_iam_role_policy.cleaner_role_vpc",
   "aws_cloudwatch_metric_alarm.alarms_api_latency",
   "aws_cloudwatch_metric_alarm.alarms_function_provisioned_spillover",

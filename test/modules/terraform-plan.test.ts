@@ -402,6 +402,69 @@ describeWithTerraform("HCL consumer plan (terraform integration)", () => {
     }
   });
 
+  it("puts the support stream URL behind CloudFront with a us-east-1 certificate of the same apply, and billing none", () => {
+    const distribution = one("support", "aws_cloudfront_distribution");
+    expect(distribution.change.after).toMatchObject({
+      enabled: true,
+      aliases: ["support-stream.example.com"],
+      http_version: "http2and3",
+      is_ipv6_enabled: true,
+      web_acl_id:
+        "arn:aws:wafv2:us-east-1:123456789012:global/webacl/platform-edge/a1b2c3d4-5678-90ab-cdef-0123456789ab",
+      default_cache_behavior: [
+        expect.objectContaining({
+          viewer_protocol_policy: "https-only",
+          compress: false,
+          cache_policy_id: "4135ea2d-6df8-44a3-9df3-4b5a84be39ad",
+          origin_request_policy_id: "b689b0a8-53d0-40ab-baf2-68738e2966ac",
+          allowed_methods: ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"],
+        }),
+      ],
+      origin: [
+        expect.objectContaining({
+          custom_origin_config: [
+            expect.objectContaining({
+              origin_protocol_policy: "https-only",
+              origin_ssl_protocols: ["TLSv1.2"],
+              origin_read_timeout: 60,
+              origin_keepalive_timeout: 60,
+            }),
+          ],
+        }),
+      ],
+      viewer_certificate: [
+        expect.objectContaining({
+          ssl_support_method: "sni-only",
+          minimum_protocol_version: "TLSv1.2_2021",
+        }),
+      ],
+      tags: { team: "support" },
+    });
+    // The URL and the certificate are created in the same apply: both unknown, and the module still plans (the
+    // certificate's region is checked by the precondition once known).
+    const unknown = distribution.change.after_unknown as {
+      origin: { domain_name?: boolean }[];
+      viewer_certificate: { acm_certificate_arn?: boolean }[];
+    };
+    expect(unknown.origin[0]?.domain_name).toBe(true);
+    expect(unknown.viewer_certificate[0]?.acm_certificate_arn).toBe(true);
+    // The certificate through the consumer's us-east-1 configuration; the module's resources stay in eu-west-1.
+    const certificate = changes.find(
+      (change) => change.address === "aws_acm_certificate.support_stream",
+    )!;
+    expect(certificate.change.after.domain_name).toBe("support-stream.example.com");
+    expect(inModule("billing", "aws_cloudfront_distribution")).toHaveLength(0);
+  });
+
+  it("turns the support API's default endpoint off (it has a custom domain), and keeps billing's", () => {
+    expect(one("support", "aws_apigatewayv2_api").change.after.disable_execute_api_endpoint).toBe(
+      true,
+    );
+    expect(one("billing", "aws_apigatewayv2_api").change.after.disable_execute_api_endpoint).toBe(
+      false,
+    );
+  });
+
   it("creates a user pool for the default instance and trusts the external issuer of the other", () => {
     expect(inModule("support", "aws_cognito_user_pool")).toHaveLength(1);
     expect(inModule("billing", "aws_cognito_user_pool")).toHaveLength(0);

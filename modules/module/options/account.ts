@@ -113,7 +113,10 @@ export const ACCOUNT_OPTIONS = {
     "the functions, their log groups, the SQS queues and the event source mappings",
     "functionTags",
   ),
-  api_tags: tagsOf("the HTTP API, its stage, access log group and user pool", "apiTags"),
+  api_tags: tagsOf(
+    "the HTTP API, its stage, access log group, user pool and custom domain, and the stream domain's CloudFront distribution",
+    "apiTags",
+  ),
   kms_key_tags: tagsOf("the KMS key", "kmsKeyTags"),
   role_tags: tagsOf("the IAM roles", "roleTags"),
   ecr_tags: tagsOf("the ECR repository", "ecrTags"),

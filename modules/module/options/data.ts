@@ -2,6 +2,11 @@ import { type OptionSpec, hcl } from "../option-spec";
 import { DEFAULTS } from "../../construct/props";
 import { CERTIFICATE_ARN_PATTERN, DOMAIN_NAME_PATTERN } from "../../construct/domain";
 import {
+  CLOUDFRONT_CERTIFICATE_REGION,
+  CLOUDFRONT_SECURITY_POLICY,
+  CLOUDFRONT_WEB_ACL_ARN_PATTERN,
+} from "../../construct/stream-domain";
+import {
   CORS_ORIGIN_PATTERN,
   KMS_KEY_ARN_PATTERN,
   TABLE_ARN_PATTERN,
@@ -9,7 +14,7 @@ import {
   TABLE_STREAM_ARN_PATTERN,
 } from "../../construct/rules";
 
-/** The key, the table, who may call (issuer, CORS, throttling, custom domain), the repository and the tenant role. */
+/** The key, the table, who may call (issuer, CORS, throttling, custom domains), the repository and the tenant role. */
 export const DATA_OPTIONS = {
   create_kms_key: {
     prop: "createKmsKey",
@@ -219,6 +224,74 @@ export const DATA_OPTIONS = {
         condition: "(var.api_domain_name == null) == (var.api_certificate_arn == null)",
         message:
           "Invalid api_certificate_arn: expected api_domain_name and api_certificate_arn together (both or neither).",
+      },
+    ],
+  },
+  api_disable_default_endpoint: {
+    prop: "apiDisableDefaultEndpoint",
+    type: "bool",
+    description:
+      "Turn off the HTTP API's default execute-api endpoint (disable_execute_api_endpoint), so that api_domain_name is the one way in; requires api_domain_name. The outputs api_endpoint and stage_invoke_url keep naming that endpoint, which then refuses every request: give clients api_domain_url",
+    default: false,
+    validation: [
+      {
+        condition: "!var.api_disable_default_endpoint || var.api_domain_name != null",
+        message:
+          "Invalid api_disable_default_endpoint: expected api_domain_name with it (without the default endpoint and a custom domain the API is unreachable).",
+      },
+    ],
+  },
+  stream_domain_name: {
+    prop: "streamDomainName",
+    type: "string",
+    description: `Custom domain of the stream function's URL, like stream.example.com (with stream_certificate_arn; requires create_stream_function): a CloudFront distribution with the URL as its origin, https only, ${CLOUDFRONT_SECURITY_POLICY}, caching and compression off so Server-Sent Events stream through, every viewer header but Host forwarded (Authorization and X-Api-Key reach the function). Point your DNS at stream_cloudfront_distribution_domain_name (an alias record in stream_cloudfront_distribution_hosted_zone_id). The URL keeps answering directly. Must be known at plan (null: no distribution)`,
+    default: null,
+    validation: [
+      {
+        condition: `var.stream_domain_name == null || can(regex(${hcl(DOMAIN_NAME_PATTERN)}, var.stream_domain_name))`,
+        message:
+          "Invalid stream_domain_name: expected a lowercase domain name like stream.example.com.",
+      },
+      {
+        condition: "var.stream_domain_name == null || var.create_stream_function",
+        message:
+          "Invalid stream_domain_name: expected create_stream_function = true with it (the distribution's origin is the stream function's URL).",
+      },
+    ],
+  },
+  stream_certificate_arn: {
+    prop: "streamCertificateArn",
+    type: "string",
+    description: `ACM certificate of stream_domain_name, in ${CLOUDFRONT_CERTIFICATE_REGION} whatever the module's region (CloudFront serves certificates of ${CLOUDFRONT_CERTIFICATE_REGION} only; checked at plan once the ARN is known); it may be created in the same apply, through a provider configuration of ${CLOUDFRONT_CERTIFICATE_REGION}`,
+    default: null,
+    validation: [
+      {
+        condition: `var.stream_certificate_arn == null || can(regex(${hcl(CERTIFICATE_ARN_PATTERN)}, var.stream_certificate_arn))`,
+        message: `Invalid stream_certificate_arn: expected an ACM certificate ARN (arn:aws:acm:${CLOUDFRONT_CERTIFICATE_REGION}:<account>:certificate/<id>).`,
+      },
+      {
+        condition: "(var.stream_domain_name == null) == (var.stream_certificate_arn == null)",
+        message:
+          "Invalid stream_certificate_arn: expected stream_domain_name and stream_certificate_arn together (both or neither).",
+      },
+    ],
+  },
+  stream_web_acl_arn: {
+    prop: "streamWebAclArn",
+    type: "string",
+    description:
+      "ARN of a WAFv2 web ACL of scope CLOUDFRONT for the stream domain's distribution, with stream_domain_name (null: none): per-client rate limits and managed rules in front of the stream function. It does not cover the function URL itself, which keeps answering directly",
+    default: null,
+    validation: [
+      {
+        condition: `var.stream_web_acl_arn == null || can(regex(${hcl(CLOUDFRONT_WEB_ACL_ARN_PATTERN)}, var.stream_web_acl_arn))`,
+        message:
+          "Invalid stream_web_acl_arn: expected the ARN of a WAFv2 web ACL of scope CLOUDFRONT (arn:aws:wafv2:us-east-1:<account>:global/webacl/<name>/<id>).",
+      },
+      {
+        condition: "var.stream_web_acl_arn == null || var.stream_domain_name != null",
+        message:
+          "Invalid stream_web_acl_arn: expected stream_domain_name with it (the web ACL protects the stream domain's distribution).",
       },
     ],
   },

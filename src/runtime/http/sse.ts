@@ -1,7 +1,8 @@
+import { SSE_KEEP_ALIVE_MS } from "../../shared/limits";
 import type { HttpResult } from "./http";
 
 /** A comment line every this often keeps proxies and clients from closing a quiet stream. */
-export const KEEP_ALIVE_MS = 15_000;
+export const KEEP_ALIVE_MS = SSE_KEEP_ALIVE_MS;
 
 /**
  * The comment alone, with no blank line after it: a blank line ends an event, and SDK 2.0.0 (the 1.6 client)

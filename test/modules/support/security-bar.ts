@@ -53,6 +53,7 @@ export const TAGGABLE_TYPES = [
   "aws_apigatewayv2_api",
   "aws_apigatewayv2_domain_name",
   "aws_apigatewayv2_stage",
+  "aws_cloudfront_distribution",
   "aws_cloudwatch_event_rule",
   "aws_cloudwatch_log_group",
   "aws_cloudwatch_metric_alarm",
@@ -90,7 +91,38 @@ const EXCEPTION_CHECKS: Record<
     resourcesOf(synthesized, "aws_lambda_permission").some(
       ([, permission]) => permission.principal === "*",
     ),
+  // The stream domain's distribution, when there is one (every: none without stream_domain_name).
+  cloudfrontWaf: (synthesized) =>
+    distributions(synthesized).every(
+      (distribution) =>
+        distribution.web_acl_id === undefined ||
+        /^\$\{var\.[a-z_]+\}$/.test(String(distribution.web_acl_id)),
+    ),
+  cloudfrontAccessLogs: (synthesized) =>
+    distributions(synthesized).every((distribution) => distribution.logging_config === undefined),
+  cloudfrontGeoRestriction: (synthesized) =>
+    distributions(synthesized).every(
+      (distribution) =>
+        (distribution.restrictions as { geo_restriction: { restriction_type: string } })
+          .geo_restriction.restriction_type === "none",
+    ),
+  cloudfrontDefaultRootObject: (synthesized) =>
+    distributions(synthesized).every(
+      (distribution) => distribution.default_root_object === undefined,
+    ),
+  cloudfrontOriginFailover: (synthesized) =>
+    distributions(synthesized).every((distribution) => distribution.origin_group === undefined),
+  cloudfrontResponseHeadersPolicy: (synthesized) =>
+    distributions(synthesized).every(
+      (distribution) =>
+        (distribution.default_cache_behavior as Record<string, unknown>)
+          .response_headers_policy_id === undefined,
+    ),
 };
+
+function distributions(synthesized: Synthesized): Record<string, unknown>[] {
+  return resourcesOf(synthesized, "aws_cloudfront_distribution").map(([, config]) => config);
+}
 
 /**
  * `<name>` of a reference to a resource, plain (`${<type>.<name>.<attribute>}`) or of one with count
@@ -815,6 +847,45 @@ export function expectSecurityBar(synthesized: Synthesized): void {
       endpoint_type: "REGIONAL",
       security_policy: "TLS_1_2",
     });
+  }
+
+  // The stream URL's custom domain (if any): a CloudFront distribution whose one origin is that URL, https only
+  // and TLS 1.2 on both sides, nothing cached or compressed (Server-Sent Events pass unbuffered), every viewer
+  // header but Host forwarded (the managed policies by id), created with the URL or not at all.
+  for (const [name, distribution] of resourcesOf(synthesized, "aws_cloudfront_distribution")) {
+    expect({ name, distribution }).toMatchObject({
+      name,
+      distribution: {
+        enabled: true,
+        origin: [
+          {
+            domain_name: expect.stringContaining(
+              `one(aws_lambda_function_url.${urlName}[*].function_url)`,
+            ),
+            custom_origin_config: {
+              origin_protocol_policy: "https-only",
+              origin_ssl_protocols: ["TLSv1.2"],
+            },
+          },
+        ],
+        default_cache_behavior: {
+          viewer_protocol_policy: "https-only",
+          compress: false,
+          cache_policy_id: "4135ea2d-6df8-44a3-9df3-4b5a84be39ad",
+          origin_request_policy_id: "b689b0a8-53d0-40ab-baf2-68738e2966ac",
+        },
+        viewer_certificate: {
+          ssl_support_method: "sni-only",
+          minimum_protocol_version: "TLSv1.2_2021",
+        },
+      },
+    });
+    expect(distribution.viewer_certificate).not.toHaveProperty("cloudfront_default_certificate");
+    expect(distribution.ordered_cache_behavior).toBeUndefined();
+    // The URL's switch (create_stream_function) is part of the distribution's; known now, the same count.
+    const urlSwitch = /var\.[a-z_]+/.exec(String(url.count))?.[0];
+    if (urlSwitch === undefined) expect(distribution.count).toBe(url.count);
+    else expect(String(distribution.count)).toContain(urlSwitch);
   }
 
   for (const type of TAGGABLE_TYPES) {
