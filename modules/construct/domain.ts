@@ -112,11 +112,27 @@ export function assertApiDomain(
       "expected api_domain_name with it (without the default endpoint and a custom domain the API is unreachable), got none",
     );
   }
+  assertDomainInputs("api", domainName, certificateArn, "<region>");
+}
+
+/**
+ * An endpoint's custom domain inputs, `<endpoint>_domain_name` and `<endpoint>_certificate_arn`: both or neither,
+ * each of its shape (values known only at apply are checked there). `certificateRegion` is what the message's
+ * example ARN shows.
+ */
+export function assertDomainInputs(
+  endpoint: "api" | "stream",
+  domainName: string | undefined,
+  certificateArn: string | undefined,
+  certificateRegion: string,
+): void {
+  const nameInput = `${endpoint}_domain_name`;
+  const certificateInput = `${endpoint}_certificate_arn`;
   if ((domainName === undefined) !== (certificateArn === undefined)) {
-    // Named as the HCL module's validation names it (on api_certificate_arn, which reads both).
+    // Named as the HCL module's validation names it (on the certificate's input, which reads both).
     throw new InvalidConfigurationError(
-      "api_certificate_arn",
-      `expected api_domain_name and api_certificate_arn together (both or neither), got only ${domainName === undefined ? "api_certificate_arn" : "api_domain_name"}`,
+      certificateInput,
+      `expected ${nameInput} and ${certificateInput} together (both or neither), got only ${domainName === undefined ? certificateInput : nameInput}`,
     );
   }
   if (
@@ -125,8 +141,8 @@ export function assertApiDomain(
     !new RegExp(DOMAIN_NAME_PATTERN).test(domainName)
   ) {
     throw new InvalidConfigurationError(
-      "api_domain_name",
-      `expected a lowercase domain name like api.example.com, got ${JSON.stringify(domainName)}`,
+      nameInput,
+      `expected a lowercase domain name like ${endpoint}.example.com, got ${JSON.stringify(domainName)}`,
     );
   }
   if (
@@ -135,8 +151,8 @@ export function assertApiDomain(
     !new RegExp(CERTIFICATE_ARN_PATTERN).test(certificateArn)
   ) {
     throw new InvalidConfigurationError(
-      "api_certificate_arn",
-      `expected an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>), got ${JSON.stringify(certificateArn)}`,
+      certificateInput,
+      `expected an ACM certificate ARN (arn:aws:acm:${certificateRegion}:<account>:certificate/<id>), got ${JSON.stringify(certificateArn)}`,
     );
   }
 }

@@ -2,7 +2,7 @@ import { Construct } from "constructs";
 import { Fn, Op, propertyAccess, Token } from "../cdktf";
 import { CloudfrontDistribution } from "@cdktf/provider-aws/lib/cloudfront-distribution";
 import { InvalidConfigurationError } from "../../src/shared/errors";
-import { CERTIFICATE_ARN_PATTERN, DOMAIN_NAME_PATTERN, given } from "./domain";
+import { assertDomainInputs, given } from "./domain";
 import { attributeOf, both, countIf, type Flag } from "./expressions";
 import { isLiteral } from "./rules";
 
@@ -154,22 +154,7 @@ export function assertStreamDomain(props: {
 }): void {
   const domainName = props.streamDomainName;
   const certificateArn = props.streamCertificateArn;
-  if ((domainName === undefined) !== (certificateArn === undefined)) {
-    throw new InvalidConfigurationError(
-      "stream_certificate_arn",
-      `expected stream_domain_name and stream_certificate_arn together (both or neither), got only ${domainName === undefined ? "stream_certificate_arn" : "stream_domain_name"}`,
-    );
-  }
-  if (
-    domainName !== undefined &&
-    isLiteral(domainName) &&
-    !new RegExp(DOMAIN_NAME_PATTERN).test(domainName)
-  ) {
-    throw new InvalidConfigurationError(
-      "stream_domain_name",
-      `expected a lowercase domain name like stream.example.com, got ${JSON.stringify(domainName)}`,
-    );
-  }
+  assertDomainInputs("stream", domainName, certificateArn, CLOUDFRONT_CERTIFICATE_REGION);
   if (domainName !== undefined && props.createStreamFunction === false) {
     throw new InvalidConfigurationError(
       "stream_domain_name",
@@ -177,12 +162,6 @@ export function assertStreamDomain(props: {
     );
   }
   if (certificateArn !== undefined && isLiteral(certificateArn)) {
-    if (!new RegExp(CERTIFICATE_ARN_PATTERN).test(certificateArn)) {
-      throw new InvalidConfigurationError(
-        "stream_certificate_arn",
-        `expected an ACM certificate ARN (arn:aws:acm:us-east-1:<account>:certificate/<id>), got ${JSON.stringify(certificateArn)}`,
-      );
-    }
     const region = certificateArn.split(":")[3];
     if (region !== CLOUDFRONT_CERTIFICATE_REGION) {
       throw new InvalidConfigurationError(
