@@ -32,11 +32,16 @@ describe("dev server start: graph schemas read in a worker thread while the serv
     // As scripts/dev-server.ts does: the promise goes to the handler unawaited.
     schemas = readDevGraphSchemas(config, pino({ level: "silent" }), { cacheDirectory });
     void schemas.then(() => events.push("schemas read"));
-    server = await startTestServer({
-      assistants: { chat: (async () => chat as unknown as HandlerGraph) as GraphFactory },
-      graphSchemas: schemas,
-      ...(await backendOptions("memory")),
-    });
+    server = await startTestServer(
+      {
+        assistants: { chat: (async () => chat as unknown as HandlerGraph) as GraphFactory },
+        graphSchemas: schemas,
+        ...(await backendOptions("memory")),
+      },
+      // The schemas route answers once the whole reading is done: more than the dev server's default 30 s
+      // (API Gateway's) when other suites load the machine, which is not what this test is about.
+      { timeoutMs: 170_000 },
+    );
     client = await server.client("tenant-schemas-start");
   }, 60_000);
 
@@ -44,7 +49,7 @@ describe("dev server start: graph schemas read in a worker thread while the serv
     await server?.close();
     await schemas?.catch(() => undefined);
     rmSync(project, { recursive: true, force: true });
-  });
+  }, 120_000);
 
   it("answers health, threads and runs before the reading ends, and the schemas route after it with the schemas read", async () => {
     // Asked first, answered last: the schemas route waits for the reading.

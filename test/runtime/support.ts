@@ -58,7 +58,7 @@ export interface TestServer {
  */
 export async function startTestServer(
   options: HandlerOptions,
-  server: Pick<DevServerOptions, "corsOrigins"> = {},
+  server: Pick<DevServerOptions, "corsOrigins" | "timeoutMs"> = {},
 ): Promise<TestServer> {
   const keyDirectory = mkdtempSync(join(tmpdir(), "memory-table-keys-"));
   const keys = await loadDevKeys(keyDirectory);
