@@ -1,3 +1,4 @@
+import { plainCopy } from "../../shared/plain-copy";
 import type { CronRecord, CronRef, CronStore } from "../../shared/crons";
 
 /**
@@ -9,20 +10,20 @@ export class InMemoryCronStore implements CronStore {
 
   async get(tenantId: string, cronId: string): Promise<CronRecord | undefined> {
     const record = this.crons.get(keyOf(tenantId, cronId));
-    return record ? structuredClone(record) : undefined;
+    return record ? plainCopy(record) : undefined;
   }
 
   async list(tenantId: string): Promise<CronRecord[]> {
     return [...this.crons.values()]
       .filter((record) => record.tenantId === tenantId)
-      .map((record) => structuredClone(record));
+      .map((record) => plainCopy(record));
   }
 
   async save(record: CronRecord, expected: number | "new"): Promise<boolean> {
     const key = keyOf(record.tenantId, record.cronId);
     const current = this.crons.get(key);
     if (expected === "new" ? current !== undefined : current?.revision !== expected) return false;
-    this.crons.set(key, structuredClone(record));
+    this.crons.set(key, plainCopy(record));
     return true;
   }
 

@@ -1,3 +1,4 @@
+import { plainCopy } from "../../shared/plain-copy";
 import {
   firstVersion,
   matchesAssistantFilter,
@@ -36,16 +37,16 @@ export class InMemoryAssistantStore implements AssistantStore {
   async put(tenantId: string, assistant: NewAssistant): Promise<PutAssistantResult> {
     let entries = this.tenants.get(tenantId);
     const existing = entries?.get(assistant.assistantId);
-    if (existing) return { created: false, assistant: structuredClone(existing.current) };
-    const current = firstVersion(structuredClone(assistant));
+    if (existing) return { created: false, assistant: plainCopy(existing.current) };
+    const current = firstVersion(plainCopy(assistant));
     if (!entries) this.tenants.set(tenantId, (entries = new Map()));
     entries.set(assistant.assistantId, { current, versions: [versionOf(current, assistant.now)] });
-    return { created: true, assistant: structuredClone(current) };
+    return { created: true, assistant: plainCopy(current) };
   }
 
   async get(tenantId: string, assistantId: string): Promise<AssistantRecord | undefined> {
     const entry = this.entry(tenantId, assistantId);
-    return entry && structuredClone(entry.current);
+    return entry && plainCopy(entry.current);
   }
 
   async patch(
@@ -57,9 +58,9 @@ export class InMemoryAssistantStore implements AssistantStore {
     const entry = this.entry(tenantId, assistantId);
     if (!entry) return undefined;
     const newest = entry.versions[entry.versions.length - 1]!.version;
-    entry.current = patchedAssistant(entry.current, structuredClone(changes), newest + 1, now);
+    entry.current = patchedAssistant(entry.current, plainCopy(changes), newest + 1, now);
     entry.versions.push(versionOf(entry.current, now));
-    return structuredClone(entry.current);
+    return plainCopy(entry.current);
   }
 
   async delete(tenantId: string, assistantId: string): Promise<boolean> {
@@ -70,7 +71,7 @@ export class InMemoryAssistantStore implements AssistantStore {
   }
 
   async search(tenantId: string, query: AssistantSearch): Promise<AssistantPage> {
-    return structuredClone(searchPage(this.currentOf(tenantId), query));
+    return plainCopy(searchPage(this.currentOf(tenantId), query));
   }
 
   async count(tenantId: string, filter: AssistantFilter): Promise<number> {
@@ -87,7 +88,7 @@ export class InMemoryAssistantStore implements AssistantStore {
     query: AssistantVersionQuery,
   ): Promise<AssistantVersion[] | undefined> {
     const entry = this.entry(tenantId, assistantId);
-    return entry && structuredClone(versionPage(entry.versions, query));
+    return entry && plainCopy(versionPage(entry.versions, query));
   }
 
   async setLatest(
@@ -100,8 +101,8 @@ export class InMemoryAssistantStore implements AssistantStore {
     if (!entry) return { status: "missing" };
     const wanted = entry.versions.find((candidate) => candidate.version === version);
     if (!wanted) return { status: "no-version" };
-    entry.current = servingVersion(entry.current, structuredClone(wanted), now);
-    return { status: "updated", assistant: structuredClone(entry.current) };
+    entry.current = servingVersion(entry.current, plainCopy(wanted), now);
+    return { status: "updated", assistant: plainCopy(entry.current) };
   }
 
   private entry(tenantId: string, assistantId: string): Entry | undefined {

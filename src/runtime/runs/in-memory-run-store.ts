@@ -1,3 +1,4 @@
+import { plainCopy } from "../../shared/plain-copy";
 import type { ListRunsInput, RunChanges, RunRecord, RunStore } from "../../shared/runs";
 
 /** Run records in process memory, beside the in-memory thread store. */
@@ -6,12 +7,12 @@ export class InMemoryRunStore implements RunStore {
 
   // A missing thread is refused by the queue's rule right after (and the run deleted): nothing here creates one.
   async putRun(tenantId: string, run: RunRecord): Promise<void> {
-    this.runs.set(runKey(tenantId, run.threadId, run.runId), structuredClone(run));
+    this.runs.set(runKey(tenantId, run.threadId, run.runId), plainCopy(run));
   }
 
   async getRun(tenantId: string, threadId: string, runId: string): Promise<RunRecord | undefined> {
     const run = this.runs.get(runKey(tenantId, threadId, runId));
-    return run && structuredClone(run);
+    return run && plainCopy(run);
   }
 
   async listRuns(input: ListRunsInput): Promise<RunRecord[]> {
@@ -23,7 +24,7 @@ export class InMemoryRunStore implements RunStore {
       .map(([, run]) => run)
       // Run ids are UUIDv7: their order is creation order.
       .sort((a, b) => (a.runId < b.runId ? 1 : a.runId > b.runId ? -1 : 0));
-    return structuredClone(runs.slice(input.offset, input.offset + input.limit));
+    return plainCopy(runs.slice(input.offset, input.offset + input.limit));
   }
 
   async updateRun(
@@ -35,8 +36,8 @@ export class InMemoryRunStore implements RunStore {
   ): Promise<RunRecord | undefined> {
     const run = this.runs.get(runKey(tenantId, threadId, runId));
     if (!run) return undefined;
-    Object.assign(run, structuredClone(changes), { updatedAt: now });
-    return structuredClone(run);
+    Object.assign(run, plainCopy(changes), { updatedAt: now });
+    return plainCopy(run);
   }
 
   async deleteRun(tenantId: string, threadId: string, runId: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { plainCopy } from "../../shared/plain-copy";
 import { ThreadExistsError, ThreadNotFoundError } from "../../shared/errors";
 import * as rules from "../../shared/run-rules";
 import { copyRecord, isBusy, newThreadRecord } from "../../shared/run-rules";
@@ -103,7 +104,7 @@ export class InMemoryThreadStore implements ThreadStore {
   async patchMetadata(input: PatchThreadInput): Promise<ThreadRecord> {
     const entry = this.records.get(recordKey(input.tenantId, input.threadId));
     if (!entry) throw new ThreadNotFoundError(input.threadId);
-    entry.record.metadata = { ...entry.record.metadata, ...structuredClone(input.metadata) };
+    entry.record.metadata = { ...entry.record.metadata, ...plainCopy(input.metadata) };
     entry.record.updatedAt = input.now;
     return copyRecord(entry.record);
   }
