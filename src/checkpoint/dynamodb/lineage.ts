@@ -20,7 +20,7 @@ export class CheckpointLineage {
   constructor(
     private readonly table: TableContext,
     private readonly cache: SaverCache,
-    /** When the saver was created (epoch ms): ids minted later came from its own graph runs. */
+    /** When the saver was created (epoch ms): ids minted then or later came from its own graph runs. */
     private readonly createdAt: number,
   ) {}
 
@@ -100,7 +100,10 @@ export class CheckpointLineage {
     const known = this.cache.knownCheckpoint(pk, sk);
     if (known) return known.generation === generation ? (known.writes ?? []) : [];
     const mintedAt = checkpointIdMintedAt(checkpointId);
-    if (mintedAt !== undefined && mintedAt > this.createdAt && this.cache.knowsThread(pk))
+    // At or after: uuid6 and the saver's clock both count whole milliseconds, so an id LangGraph mints in the
+    // millisecond the saver was created (a run's first checkpoint, when the saver is made for the run) reads the
+    // same as that moment. Strictly later would read back such a first checkpoint one run in ten.
+    if (mintedAt !== undefined && mintedAt >= this.createdAt && this.cache.knowsThread(pk))
       return [];
     const item = await this.table.checkpoints.readItem(pk, sk, ["sk", "g", "w"]);
     return item && item.g === generation ? ((item.w as WriteRecord[] | undefined) ?? []) : [];
