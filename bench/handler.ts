@@ -112,6 +112,67 @@ async function compare(
   };
 }
 
+/**
+ * Where the handler's time goes, in memory: inside the graph's stream (from the leg's `graph.stream` call until
+ * its last chunk) and around it (parsing, the run record, the thread's claim and settle, the answer), beside
+ * `graph.invoke` in alternating rounds as in `compare`. A handler of its own has its stream timed, apart from the
+ * ratio's, so the timing wrapper costs the ratio nothing. Medians per lifecycle.
+ */
+async function handlerSplit(
+  rounds: number,
+  perRound: number,
+  direct: (threadId: string) => Promise<void>,
+): Promise<{ directMs: number; graphMs: number; aroundGraphMs: number }> {
+  let inGraphMs = 0;
+  const handler = createHandler({
+    assistants: {
+      booking: ({ checkpointer }) => {
+        const graph = buildBookingGraph({ checkpointer });
+        const stream = graph.stream.bind(graph);
+        graph.stream = (async (input: unknown, options: unknown) => {
+          const started = performance.now();
+          const chunks = await stream(input as never, options as never);
+          return (async function* () {
+            try {
+              yield* chunks;
+            } finally {
+              inGraphMs += performance.now() - started;
+            }
+          })();
+        }) as unknown as typeof graph.stream;
+        return graph;
+      },
+    },
+    checkpointer: new InMemorySaver(),
+    logger: silent,
+    metrics: false,
+  });
+  let sequence = 0;
+  const time = async (work: (threadId: string) => Promise<void>): Promise<number> => {
+    const started = performance.now();
+    for (let index = 0; index < perRound; index += 1) await work(`split-${(sequence += 1)}`);
+    return (performance.now() - started) / perRound;
+  };
+  const viaHandler = (threadId: string) => handlerLifecycle(handler, threadId);
+  await time(direct);
+  await time(viaHandler);
+  const directTimes: number[] = [];
+  const graphTimes: number[] = [];
+  const aroundTimes: number[] = [];
+  for (let round = 0; round < rounds; round += 1) {
+    directTimes.push(await time(direct));
+    inGraphMs = 0;
+    const handlerMs = await time(viaHandler);
+    graphTimes.push(inGraphMs / perRound);
+    aroundTimes.push(handlerMs - inGraphMs / perRound);
+  }
+  return {
+    directMs: round3(median(directTimes)),
+    graphMs: round3(median(graphTimes)),
+    aroundGraphMs: round3(median(aroundTimes)),
+  };
+}
+
 async function coldInitMs(samples: number): Promise<{ median: number; samples: number[] }> {
   const directory = mkdtempSync(join(tmpdir(), "memory-table-cold-"));
   try {
@@ -176,6 +237,8 @@ export default async function handlerBench(context: BenchContext): Promise<void>
     (threadId) => handlerLifecycle(memoryHandler, threadId),
   );
 
+  const split = await handlerSplit(15, 30, (threadId) => directLifecycle(memoryGraph, threadId));
+
   // DynamoDB Local: a saver per lifecycle for the direct side, as each Lambda request gets.
   const client = new DynamoDBClient({ ...LOCAL_CLIENT_CONFIG, endpoint: context.endpoint });
   let requests = 0;
@@ -235,6 +298,7 @@ export default async function handlerBench(context: BenchContext): Promise<void>
     capacityUnitsPerLifecycle,
     coldInitMs: cold.median,
     inMemory: memory,
+    inMemorySplit: split,
     dynamodbLocal: dynamodb,
     requestsByOperation,
     coldInitSamplesMs: cold.samples,
@@ -245,6 +309,9 @@ export default async function handlerBench(context: BenchContext): Promise<void>
     "in memory": { ...memory },
     "DynamoDB Local": { ...dynamodb },
   });
+  console.log(
+    `in memory, per lifecycle: graph.invoke ${split.directMs} ms; the handler ${split.graphMs} ms in the graph's stream and ${split.aroundGraphMs} ms around it`,
+  );
   console.log(
     `requests per lifecycle: ${requestsPerLifecycle} ${JSON.stringify(requestsByOperation)}, ${capacityUnitsPerLifecycle} capacity units; cold init: ${cold.median} ms`,
   );
