@@ -91,6 +91,11 @@ export interface ScanThreadsInput {
   /** Only these threads (read directly, in this order); all of the tenant's when unset. */
   ids?: string[];
   order: "asc" | "desc";
+  /**
+   * The search as its client sent it, in LangGraph Server's words (metadata, values, the SDK's status, limit,
+   * offset): the value a `threads:search` authorization handler is given. Stores filter by status and ids only.
+   */
+  asked?: Record<string, unknown>;
 }
 
 /**

@@ -226,6 +226,9 @@ describe.each<Backend>(["memory", "dynamodb"])(
   },
 );
 
+/** The values the project's `threads:search` handler was given, newest last. */
+const searchValues: unknown[] = [];
+
 /** A project's own handlers: its authenticate reads the verified credential, and refuses or fails on demand. */
 function projectAuth(): Auth {
   return new Auth()
@@ -257,6 +260,10 @@ function projectAuth(): Auth {
         put.value = { ...put.value, author: user.identity };
       }
       return { author: user.identity };
+    })
+    .on("threads:search", ({ value, user }) => {
+      searchValues.push(structuredClone(value));
+      return { owner: user.identity };
     })
     .on(["threads", "assistants"], ({ event, value, user }) => {
       if (event === "assistants:create") {
@@ -309,6 +316,26 @@ describe.each<Backend>(["memory", "dynamodb"])("a project's auth handlers (%s)",
     const thread = await alice.threads.create();
     expect(thread.metadata).toMatchObject({ owner: `alice@${TENANT}` });
     await expect(bob.threads.get(thread.thread_id)).rejects.toThrow(/404/);
+  });
+
+  it("gives the threads:search handler the search as the client sent it", async () => {
+    searchValues.length = 0;
+    await alice.threads.search({
+      metadata: { topic: "invoices" },
+      values: { text: "hi!" },
+      status: "idle",
+      limit: 3,
+      offset: 1,
+    });
+    expect(searchValues.at(-1)).toEqual({
+      metadata: { topic: "invoices" },
+      values: { text: "hi!" },
+      status: "idle",
+      limit: 3,
+      offset: 1,
+    });
+    await alice.threads.count({ metadata: { topic: "invoices" }, status: "interrupted" });
+    expect(searchValues.at(-1)).toEqual({ metadata: { topic: "invoices" }, status: "interrupted" });
   });
 
   it("answers a refused authentication with the handler's status, message and headers", async () => {

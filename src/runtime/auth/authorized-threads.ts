@@ -206,10 +206,13 @@ async function* searchable(
   input: ScanThreadsInput,
   records: AsyncIterable<ThreadRecord>,
 ): AsyncIterable<ThreadRecord> {
-  const decision = await access.decide("threads:search", {
-    ...(input.status !== undefined ? { status: input.status } : {}),
-    ...(input.ids !== undefined ? { ids: input.ids } : {}),
-  });
+  const decision = await access.decide(
+    "threads:search",
+    input.asked ?? {
+      ...(input.status !== undefined ? { status: input.status } : {}),
+      ...(input.ids !== undefined ? { ids: input.ids } : {}),
+    },
+  );
   let passedOver = 0;
   for await (const record of records) {
     if (allows(decision, record.metadata)) {

@@ -45,7 +45,8 @@ export async function searchThreads(
   const select = body.select as string[] | undefined;
 
   const store = context.engine.store("Searching threads");
-  const scan = store.scan({ tenantId: context.tenantId, ...filter, order: sortOrder });
+  const asked = { ...askedFilter(body), limit, offset, ...(filter.ids ? { ids: filter.ids } : {}) };
+  const scan = store.scan({ tenantId: context.tenantId, ...filter, order: sortOrder, asked });
   const now = Date.now();
   const inOrder = scan.orderedBy === sortBy;
   // In the index's order, only offset + limit matches (and one more, to know a next page exists) are read.
@@ -66,9 +67,15 @@ export async function searchThreads(
 }
 
 export async function countThreads(context: RouteContext): Promise<number> {
-  const filter = filterOf(parseRequest(threadCountSchema, context.body));
+  const body = parseRequest(threadCountSchema, context.body);
+  const filter = filterOf(body);
   const store = context.engine.store("Counting threads");
-  const scan = store.scan({ tenantId: context.tenantId, ...filter, order: "desc" });
+  const scan = store.scan({
+    tenantId: context.tenantId,
+    ...filter,
+    order: "desc",
+    asked: askedFilter(body),
+  });
   return (await collect(context, scan.records, filter, SCAN_LIMIT)).length;
 }
 
@@ -79,6 +86,15 @@ function filterOf(body: z.output<typeof threadCountSchema>): ThreadFilter {
   if (body.metadata && Object.keys(body.metadata).length > 0) filter.metadata = body.metadata;
   if (body.values && Object.keys(body.values).length > 0) filter.values = body.values;
   return filter;
+}
+
+/** The filters a count or search names, as the client sent them (the `threads:search` handlers' value). */
+function askedFilter(body: z.output<typeof threadCountSchema>): Record<string, unknown> {
+  return {
+    ...(body.metadata !== undefined ? { metadata: body.metadata } : {}),
+    ...(body.values !== undefined ? { values: body.values } : {}),
+    ...(body.status !== undefined ? { status: body.status } : {}),
+  };
 }
 
 /** Reads records until `wanted` match (or the scan ends); over SCAN_LIMIT read, the request is refused. */
