@@ -28,11 +28,14 @@ export class ThreadRecordCache {
   private readonly lives = new Map<string, CachedLife>();
   /** The records this container last wrote or read for a rule, with when (a rule's first guess). */
   private readonly records = new Map<string, { item: Item; at: number }>();
+  /** Records this container deleted, and has not seen or written since. */
+  private readonly removed = new Set<string>();
 
   constructor(private readonly now: () => number) {}
 
   /** Takes note of a record read along with other items (or of its absence); returns the life if it is live. */
   observe(pk: string, record: Item | undefined): ThreadLife | undefined {
+    this.removed.delete(pk);
     if (!record) {
       this.forget(pk);
       return undefined;
@@ -57,6 +60,24 @@ export class ThreadRecordCache {
   forget(pk: string): void {
     this.lives.delete(pk);
     this.records.delete(pk);
+  }
+
+  /** Takes note that this container just deleted the record (a thread's deletion removes it first). */
+  noteRemoved(pk: string): void {
+    this.forget(pk);
+    this.removed.add(pk);
+    if (this.removed.size > MAX_CACHED_LIVES) {
+      const oldest = this.removed.values().next().value;
+      if (oldest !== undefined) this.removed.delete(oldest);
+    }
+  }
+
+  /**
+   * Whether this container deleted the record after it last saw or wrote it (and forgets that it did). Any
+   * observation of the record since, such as a deletion's own lock, clears it.
+   */
+  takeRemoved(pk: string): boolean {
+    return this.removed.delete(pk);
   }
 
   private seen(pk: string, item: Item | undefined): void {

@@ -132,6 +132,7 @@ export class ThreadRecords implements ThreadStore {
     const pk = threadPartitionKey(tenantId, threadId);
     this.cache.forget(pk);
     await this.table.batchWrite([{ DeleteRequest: { Key: recordKey(pk) } }]);
+    this.cache.noteRemoved(pk);
     await removeThreadLeftovers(this.table, pk, this.now);
   }
 
@@ -276,9 +277,12 @@ export class ThreadRecords implements ThreadStore {
   }
 
   async delete(tenantId: string, threadId: string, owner: string): Promise<void> {
-    // Usually gone already: the saver's deletion removes the record first. The module grants no DeleteItem, so
-    // no conditional delete: the record is removed only while this deletion still holds its lease.
+    // Usually gone already: the saver's deletion removes the record first. When this container's saver did so
+    // after this deletion's lock (a write this cache saw), nothing is left to read or delete. The module grants
+    // no DeleteItem, so no conditional delete: the record is removed only while this deletion still holds its
+    // lease.
     const pk = threadPartitionKey(tenantId, threadId);
+    if (this.cache.takeRemoved(pk)) return;
     const item = await this.table.get(recordKey(pk));
     if (item?.[A.leaseOwner] !== owner) return;
     this.cache.forget(pk);
