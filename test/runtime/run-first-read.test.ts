@@ -1,21 +1,12 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { createHandler } from "../../src/runtime/handler";
 import { createLocalClient } from "../support/dynamodb";
-import { apiEvent, bookingAssistants, createTable, quietLogger, type TableHandle } from "./support";
-
-/** The operations a client sent, each with the kinds of the items it named (thread record m, run r, checkpoint c). */
-function recordingClient(): { client: DynamoDBClient; sent: string[] } {
-  const client = createLocalClient();
-  const sent: string[] = [];
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      sent.push((context.commandName ?? "").replace(/Command$/, ""));
-      return next(args);
-    },
-    { step: "initialize", name: "recordOperations" },
-  );
-  return { client, sent };
-}
+import {
+  apiEvent,
+  bookingHandlerOn,
+  createTable,
+  recordingClient,
+  type TableHandle,
+} from "./support";
 
 const TENANT = "tenant-first-read";
 const lambdaContext = { getRemainingTimeInMillis: () => 30_000 };
@@ -30,14 +21,7 @@ describe("a run that creates its thread starts without reading it (integration)"
     table = await createTable();
   });
 
-  const handlerOn = (client: DynamoDBClient) =>
-    createHandler({
-      tableName: table.tableName,
-      dynamodbClient: client,
-      logger: quietLogger,
-      metrics: false,
-      assistants: bookingAssistants(),
-    });
+  const handlerOn = (client: DynamoDBClient) => bookingHandlerOn(table, client);
 
   it("an /invoke start sends no Query; its resume reads the thread once; the state is the run's", async () => {
     const { client, sent } = recordingClient();

@@ -35,6 +35,31 @@ export async function createTable(): Promise<TableHandle> {
   return { client, tableName: await createTestTable(client) };
 }
 
+/** A DynamoDB Local client that records the operation of every request it sends, in order. */
+export function recordingClient(): { client: DynamoDBClient; sent: string[] } {
+  const client = createLocalClient();
+  const sent: string[] = [];
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      sent.push((context.commandName ?? "").replace(/Command$/, ""));
+      return next(args);
+    },
+    { step: "initialize", name: "recordOperations" },
+  );
+  return { client, sent };
+}
+
+/** A handler serving the booking assistant from `table` through `client`. */
+export function bookingHandlerOn(table: TableHandle, client: DynamoDBClient): ApiHandler {
+  return createHandler({
+    tableName: table.tableName,
+    dynamodbClient: client,
+    logger: quietLogger,
+    metrics: false,
+    assistants: bookingAssistants(),
+  });
+}
+
 /** Handler options for a backend: the bounded in-memory saver, or DynamoDB Local through the default path. */
 export async function backendOptions(backend: Backend): Promise<Partial<HandlerOptions>> {
   if (backend === "memory") return { checkpointer: new InMemorySaver() };

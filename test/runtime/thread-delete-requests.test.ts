@@ -1,22 +1,12 @@
 import { QueryCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { createHandler } from "../../src/runtime/handler";
 import { threadPartitionKey } from "../../src/table/keys";
-import { createLocalClient } from "../support/dynamodb";
-import { apiEvent, bookingAssistants, createTable, quietLogger, type TableHandle } from "./support";
-
-/** The operations a client sent, in order. */
-function recordingClient(): { client: DynamoDBClient; sent: string[] } {
-  const client = createLocalClient();
-  const sent: string[] = [];
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      sent.push((context.commandName ?? "").replace(/Command$/, ""));
-      return next(args);
-    },
-    { step: "initialize", name: "recordOperations" },
-  );
-  return { client, sent };
-}
+import {
+  apiEvent,
+  bookingHandlerOn,
+  createTable,
+  recordingClient,
+  type TableHandle,
+} from "./support";
 
 const TENANT = "tenant-delete-requests";
 const lambdaContext = { getRemainingTimeInMillis: () => 30_000 };
@@ -32,14 +22,7 @@ describe("a thread's deletion reads no record back (integration)", () => {
     table = await createTable();
   });
 
-  const handlerOn = (client: DynamoDBClient) =>
-    createHandler({
-      tableName: table.tableName,
-      dynamodbClient: client,
-      logger: quietLogger,
-      metrics: false,
-      assistants: bookingAssistants(),
-    });
+  const handlerOn = (client: DynamoDBClient) => bookingHandlerOn(table, client);
 
   async function partitionItems(threadId: string): Promise<number> {
     const result = await table.client.send(
