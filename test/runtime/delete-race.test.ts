@@ -1,13 +1,18 @@
-import { QueryCommand } from "@aws-sdk/client-dynamodb";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
-import { threadPartitionKey } from "../../src/table/keys";
 import { DynamoDBSaver } from "../../src/checkpoint/dynamodb/saver";
 import { InMemorySaver } from "../../src/checkpoint/memory";
 import { createHandler, type ApiHandler } from "../../src/runtime/handler";
 import { InMemoryThreadStore } from "../../src/runtime/runs/in-memory-thread-store";
 import { TableContext } from "../../src/table/context";
 import type { AnySaver } from "../../src/runtime/types";
-import { apiEvent, createTable, quietLogger, type Backend, type TableHandle } from "./support";
+import {
+  apiEvent,
+  createTable,
+  partitionItemCount,
+  quietLogger,
+  type Backend,
+  type TableHandle,
+} from "./support";
 
 const State = Annotation.Root({ n: Annotation<number>() });
 
@@ -86,18 +91,8 @@ describe.each<Backend>(["memory", "dynamodb"])("DELETE racing a run (%s)", (back
     );
   const remove = (thread: string) =>
     handler(apiEvent("DELETE", `/threads/${thread}`, { tenantId }));
-  const partitionItems = async (thread: string) => {
-    if (!table) return 0;
-    const result = await table.client.send(
-      new QueryCommand({
-        TableName: table.tableName,
-        KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": { S: threadPartitionKey(tenantId, thread) } },
-        ConsistentRead: true,
-      }),
-    );
-    return result.Items?.length ?? 0;
-  };
+  const partitionItems = async (thread: string) =>
+    table ? partitionItemCount(table, tenantId, thread) : 0;
 
   it("answers 409 to a DELETE during a run, and deletes every item afterwards", async () => {
     const running = start("during-run", 1);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { QueryCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { Client } from "@langchain/langgraph-sdk";
 import pino from "pino";
 import { InMemorySaver } from "../../src/checkpoint/memory";
@@ -11,6 +11,7 @@ import { buildBookingGraph, type BookingStateValues } from "../../src/examples/b
 import { createHandler, type ApiHandler, type HandlerOptions } from "../../src/runtime/handler";
 import type { HttpEvent } from "../../src/runtime/http/http";
 import type { GraphFactory } from "../../src/runtime/types";
+import { threadPartitionKey } from "../../src/table/keys";
 import { createLocalClient, createTestTable } from "../support/dynamodb";
 import { CURRENT_SDK, type SdkMajor } from "../support/sdk-majors";
 
@@ -47,6 +48,23 @@ export function recordingClient(): { client: DynamoDBClient; sent: string[] } {
     { step: "initialize", name: "recordOperations" },
   );
   return { client, sent };
+}
+
+/** How many items a thread's partition holds in `table` (its record, checkpoints, runs), read consistently. */
+export async function partitionItemCount(
+  table: TableHandle,
+  tenantId: string,
+  threadId: string,
+): Promise<number> {
+  const result = await table.client.send(
+    new QueryCommand({
+      TableName: table.tableName,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": { S: threadPartitionKey(tenantId, threadId) } },
+      ConsistentRead: true,
+    }),
+  );
+  return result.Items?.length ?? 0;
 }
 
 /** A handler serving the booking assistant from `table` through `client`. */

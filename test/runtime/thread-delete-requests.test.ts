@@ -1,9 +1,9 @@
-import { QueryCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { threadPartitionKey } from "../../src/table/keys";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
   apiEvent,
   bookingHandlerOn,
   createTable,
+  partitionItemCount,
   recordingClient,
   type TableHandle,
 } from "./support";
@@ -24,17 +24,7 @@ describe("a thread's deletion reads no record back (integration)", () => {
 
   const handlerOn = (client: DynamoDBClient) => bookingHandlerOn(table, client);
 
-  async function partitionItems(threadId: string): Promise<number> {
-    const result = await table.client.send(
-      new QueryCommand({
-        TableName: table.tableName,
-        KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": { S: threadPartitionKey(TENANT, threadId) } },
-        ConsistentRead: true,
-      }),
-    );
-    return result.Items?.length ?? 0;
-  }
+  const partitionItems = (threadId: string) => partitionItemCount(table, TENANT, threadId);
 
   it("DELETE /threads/{id}: lock, the saver's removal, and nothing read back; the thread is gone", async () => {
     const { client, sent } = recordingClient();
