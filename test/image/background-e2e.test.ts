@@ -50,7 +50,6 @@ describeWithImageNode(
     let keyDir: string;
     let keys: DevKeys;
     let dynamodb: DynamoDBClient;
-    let tableName: string;
 
     beforeAll(async () => {
       // A build folder of its own: other image tests build the default one, maybe at the same time.
@@ -64,11 +63,9 @@ describeWithImageNode(
       keyDir = mkdtempSync(join(tmpdir(), "memory-table-keys-"));
       keys = await loadDevKeys(keyDir);
       dynamodb = createLocalClient();
-      tableName = await createTestTable(dynamodb, "memory-table-background");
     }, 120_000);
 
     afterAll(async () => {
-      if (tableName) await deleteTestTable(dynamodb, tableName);
       dynamodb?.destroy();
       taskRoot?.remove();
       for (const dir of [buildDir, keyDir]) if (dir) rmSync(dir, { recursive: true, force: true });
@@ -76,6 +73,11 @@ describeWithImageNode(
 
     /** The two functions of one deployment, the stand-ins between them, and the journal of its graph's steps. */
     interface Deployment {
+      /**
+       * A table of its own: a recovery sweep takes over any stalled run of its table, so deployments running at
+       * once on one table would finish each other's runs (whose steps then land in the other's journal).
+       */
+      tableName: string;
       api: LambdaFunctionStandIn;
       worker: LambdaFunctionStandIn;
       invokeApi: LambdaInvokeApiStandIn;
@@ -92,6 +94,7 @@ describeWithImageNode(
       workerTimeoutMs: number;
     }): Promise<Deployment> {
       const dir = mkdtempSync(join(tmpdir(), "memory-table-background-"));
+      const tableName = await createTestTable(dynamodb, "memory-table-background");
       const journalPath = join(dir, "journal.log");
       const invokeApi = await LambdaInvokeApiStandIn.start();
       const env = {
@@ -128,6 +131,7 @@ describeWithImageNode(
         timeoutMs: API_GATEWAY_TIMEOUT_MS,
       });
       return {
+        tableName,
         api,
         worker,
         invokeApi,
@@ -150,6 +154,7 @@ describeWithImageNode(
           await gateway.close();
           await invokeApi.stop();
           await Promise.all([api.stop(), worker.stop()]);
+          await deleteTestTable(dynamodb, tableName);
           rmSync(dir, { recursive: true, force: true });
         },
       };
@@ -395,7 +400,7 @@ describeWithImageNode(
             });
             // The image's clock is the real one: its fire of two minutes ago was missed (the rule was down), so
             // it is due now. Written as a sweep would, through the table's cron items.
-            const crons = new CronItems(new TableClient(dynamodb, tableName));
+            const crons = new CronItems(new TableClient(dynamodb, deployment.tableName));
             const stored = (await crons.get("cron-tenant", cron.cron_id))!;
             const missed = Date.parse(cron.next_run_date!) - 2 * 60_000;
             await crons.save(
